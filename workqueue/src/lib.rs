@@ -1,0 +1,68 @@
+//! Work queues for Kubernetes controllers: client-go's `util/workqueue`, in Rust.
+//!
+//! A controller's event handlers turn changes into keys (`namespace/name`) and add them to a
+//! work queue; workers take keys from the queue and reconcile them. The queue is what makes that
+//! loop level-based and safe:
+//!
+//! * [`Queue`]: coalesces duplicate keys, never hands one key to two workers at once, and
+//!   hands a key out again if it changed while it was being processed.
+//! * [`DelayingQueue`]: adds keys after a delay, with one timer for the whole queue.
+//! * [`RateLimitingQueue`]: retries failed keys after a delay chosen by a
+//!   [`RateLimiter`](clientgo_ratelimit::RateLimiter), typically growing per failure.
+//! * Metrics with client-go's names through a [`MetricsProvider`], ready for Prometheus with
+//!   [`PrometheusMetricsProvider`].
+//!
+//! # A worker loop
+//!
+//! ```
+//! use std::sync::Arc;
+//! use clientgo_workqueue::RateLimitingQueue;
+//!
+//! async fn reconcile(key: &str) -> Result<(), String> {
+//!     println!("reconciling {key}");
+//!     Ok(())
+//! }
+//!
+//! async fn worker(queue: RateLimitingQueue<Arc<str>>) {
+//!     // `get` returns None once the queue is shut down and empty.
+//!     while let Some(key) = queue.get().await {
+//!         match reconcile(&key).await {
+//!             Ok(()) => queue.forget(&key),
+//!             Err(_) => queue.add_rate_limited(key.item().clone()),
+//!         }
+//!         // Dropping `key` marks it done.
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let queue = RateLimitingQueue::new(Arc::new(
+//!     clientgo_ratelimit::default_controller_rate_limiter(),
+//! ));
+//! queue.add(Arc::from("default/web"));
+//! let worker = tokio::spawn(worker(queue.clone()));
+//! queue.shut_down_with_drain().await;
+//! worker.await.unwrap();
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+mod delaying;
+mod metrics;
+mod prometheus;
+mod queue;
+mod rate_limiting;
+mod sync;
+mod waiters;
+
+pub use delaying::DelayingQueue;
+pub use metrics::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric, set_provider,
+};
+pub use prometheus::PrometheusMetricsProvider;
+pub use queue::{Drain, Get, Processing, Queue, QueueConfig, QueueItem};
+pub use rate_limiting::RateLimitingQueue;
+
+#[doc(no_inline)]
+pub use clientgo_ratelimit::RateLimiter;

@@ -1,0 +1,121 @@
+//! The rate-limited queue: client-go's `util/workqueue/rate_limiting_queue.go`.
+//!
+//! A [`RateLimitingQueue`] is a [`DelayingQueue`] that asks a [`RateLimiter`] how long an item
+//! should wait before it is retried. The controller pattern is:
+//!
+//! * on success, [`forget`](RateLimitingQueue::forget) the item (its failure history is dropped);
+//! * on failure, [`add_rate_limited`](RateLimitingQueue::add_rate_limited) it (it comes back
+//!   after a delay that grows with its failures);
+//! * in both cases, drop the [`Processing`](crate::Processing) guard (client-go's `Done`).
+//!
+//! It dereferences to its [`DelayingQueue`], as client-go's embeds its `DelayingInterface`.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use clientgo_ratelimit::RateLimiter;
+
+use crate::delaying::DelayingQueue;
+use crate::queue::{QueueConfig, QueueItem};
+
+/// A work queue that delays retries according to a [`RateLimiter`]. Cloning gives another
+/// handle.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
+/// use clientgo_workqueue::RateLimitingQueue;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let limiter = ItemExponentialFailureRateLimiter::new(
+///     Duration::from_millis(5),
+///     Duration::from_secs(1000),
+/// );
+/// let queue = RateLimitingQueue::new(Arc::new(limiter));
+/// queue.add("default/web");
+///
+/// let item = queue.get().await.expect("not shut down");
+/// // The reconcile failed: try again later (after 5 ms, then 10 ms, ...).
+/// queue.add_rate_limited(item.item().clone());
+/// drop(item);
+/// assert_eq!(queue.num_requeues(&"default/web"), 1);
+///
+/// let item = queue.get().await.expect("not shut down");
+/// // This time it worked: forget its failures.
+/// queue.forget(item.item());
+/// assert_eq!(queue.num_requeues(&"default/web"), 0);
+/// # }
+/// ```
+pub struct RateLimitingQueue<T> {
+    queue: DelayingQueue<T>,
+    limiter: Arc<dyn RateLimiter<T>>,
+}
+
+impl<T> Clone for RateLimitingQueue<T> {
+    fn clone(&self) -> Self {
+        Self {
+            queue: self.queue.clone(),
+            limiter: self.limiter.clone(),
+        }
+    }
+}
+
+impl<T: QueueItem> RateLimitingQueue<T> {
+    /// A new rate-limited queue without a name: client-go's `NewTypedRateLimitingQueue`.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (its delaying queue spawns a timer task).
+    pub fn new(limiter: Arc<dyn RateLimiter<T>>) -> Self {
+        Self::with_config(limiter, QueueConfig::default())
+    }
+
+    /// A new rate-limited queue: client-go's `NewTypedRateLimitingQueueWithConfig`.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (its delaying queue spawns a timer task).
+    pub fn with_config(limiter: Arc<dyn RateLimiter<T>>, config: QueueConfig) -> Self {
+        Self {
+            queue: DelayingQueue::with_config(config),
+            limiter,
+        }
+    }
+
+    /// Adds `item` after the delay the rate limiter gives it (which records a failure).
+    pub fn add_rate_limited(&self, item: T) {
+        let delay = self.limiter.when(&item);
+        self.queue.add_after(item, delay);
+    }
+
+    /// Drops the failure history of `item`. It does not mark the item done.
+    pub fn forget(&self, item: &T) {
+        self.limiter.forget(item);
+    }
+
+    /// How many times `item` has been re-added through the rate limiter since it was forgotten.
+    pub fn num_requeues(&self, item: &T) -> usize {
+        self.limiter.num_requeues(item)
+    }
+}
+
+impl<T> Deref for RateLimitingQueue<T> {
+    type Target = DelayingQueue<T>;
+
+    fn deref(&self) -> &DelayingQueue<T> {
+        &self.queue
+    }
+}
+
+impl<T> fmt::Debug for RateLimitingQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimitingQueue")
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
+}

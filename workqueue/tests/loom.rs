@@ -1,0 +1,111 @@
+//! Model checks of the queue's concurrency with loom: every interleaving of the threads below
+//! (up to loom's preemption bound) is explored.
+//!
+//! Run with:
+//! `RUSTFLAGS="--cfg clientgo_loom" cargo test -p clientgo-workqueue --test loom --release`
+#![cfg(clientgo_loom)]
+
+use clientgo_workqueue::Queue;
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::thread;
+
+fn model(test: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(test);
+}
+
+/// Two workers race for an item added twice: never two holders, and the second add (made after
+/// the change it stands for) is always followed by a hand-out that sees that change.
+#[test]
+fn one_holder_at_a_time_and_no_lost_add() {
+    model(|| {
+        let queue: Queue<u8> = Queue::new();
+        let holders = Arc::new(AtomicUsize::new(0));
+        let version = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (queue, holders, version, seen) = (
+                    queue.clone(),
+                    holders.clone(),
+                    version.clone(),
+                    seen.clone(),
+                );
+                thread::spawn(move || {
+                    while let Some(item) = queue.get_blocking() {
+                        assert_eq!(holders.fetch_add(1, SeqCst), 0, "two holders");
+                        seen.fetch_max(version.load(SeqCst), SeqCst);
+                        holders.fetch_sub(1, SeqCst);
+                        drop(item);
+                    }
+                })
+            })
+            .collect();
+        for _ in 0..2 {
+            version.fetch_add(1, SeqCst);
+            queue.add(7);
+        }
+        queue.shut_down();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        assert_eq!(seen.load(SeqCst), 2, "the last change was never handed out");
+    });
+}
+
+/// A parked getter is always woken by an add from another thread, with no shut down to rescue
+/// it (a lost wake-up leaves both threads waiting for ever, which loom reports).
+#[test]
+fn parked_getter_is_woken_by_add() {
+    model(|| {
+        let queue: Queue<u8> = Queue::new();
+        let got = Arc::new(AtomicUsize::new(0));
+        let worker = {
+            let (queue, got) = (queue.clone(), got.clone());
+            thread::spawn(move || {
+                let item = queue.get_blocking().map(|item| *item);
+                got.store(1, SeqCst);
+                item
+            })
+        };
+        queue.add(1);
+        while got.load(SeqCst) == 0 {
+            thread::yield_now();
+        }
+        queue.shut_down();
+        assert_eq!(worker.join().unwrap(), Some(1));
+    });
+}
+
+/// `shut_down_with_drain` returns only once the held item is done.
+#[test]
+fn drain_waits_for_the_held_item() {
+    model(|| {
+        let queue: Queue<u8> = Queue::new();
+        let held = Arc::new(AtomicUsize::new(0));
+        queue.add(1);
+        let worker = {
+            let (queue, held) = (queue.clone(), held.clone());
+            thread::spawn(move || {
+                while let Some(item) = queue.get_blocking() {
+                    held.store(1, SeqCst);
+                    thread::yield_now();
+                    held.store(0, SeqCst);
+                    drop(item);
+                }
+            })
+        };
+        while held.load(SeqCst) == 0 && !queue.is_empty() {
+            thread::yield_now();
+        }
+        queue.shut_down_with_drain_blocking();
+        assert_eq!(
+            held.load(SeqCst),
+            0,
+            "drain returned while the item was held"
+        );
+        worker.join().unwrap();
+    });
+}

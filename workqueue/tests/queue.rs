@@ -1,0 +1,328 @@
+//! The queue's guarantees, ported from client-go's `util/workqueue/queue_test.go`.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use clientgo_workqueue::Queue;
+
+/// Polls a future once without a runtime: `Some` if it completed.
+fn poll_once<F: Future>(future: std::pin::Pin<&mut F>) -> Option<F::Output> {
+    match future.poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
+
+async fn basic(drain: bool) {
+    const PRODUCERS: usize = 50;
+    const CONSUMERS: usize = 10;
+    let queue: Queue<usize> = Queue::new();
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|producer| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                for i in 0..50 {
+                    queue.add(producer * 100 + i);
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    let consumers: Vec<_> = (0..CONSUMERS)
+        .map(|_| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                let mut handled = 0;
+                while let Some(item) = queue.get().await {
+                    assert!(*item < PRODUCERS * 100, "only produced items come out");
+                    handled += 1;
+                    tokio::task::yield_now().await;
+                }
+                handled
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.await.unwrap();
+    }
+    if drain {
+        queue.shut_down_with_drain().await;
+    } else {
+        queue.shut_down();
+    }
+    queue.add(usize::MAX);
+    let mut handled = 0;
+    for consumer in consumers {
+        handled += consumer.await.unwrap();
+    }
+    assert!(
+        handled >= 50,
+        "every distinct item is handed out at least once"
+    );
+    assert!(handled <= PRODUCERS * 50);
+    assert_eq!(
+        queue.len(),
+        0,
+        "nothing is left and the late add was ignored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basic_with_shut_down() {
+    basic(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basic_with_shut_down_with_drain() {
+    basic(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_while_processing_is_handed_out_again() {
+    let queue: Queue<usize> = Queue::new();
+    for i in 0..50 {
+        queue.add(i);
+    }
+    let seen = Arc::new(parking_lot::Mutex::new(std::collections::HashMap::new()));
+    let workers: Vec<_> = (0..10)
+        .map(|_| {
+            let (queue, seen) = (queue.clone(), seen.clone());
+            tokio::spawn(async move {
+                while let Some(item) = queue.get().await {
+                    let first_time = {
+                        let mut seen = seen.lock();
+                        let count = seen.entry(*item).or_insert(0);
+                        *count += 1;
+                        *count == 1
+                    };
+                    if first_time {
+                        queue.add(*item);
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while seen.lock().values().filter(|&&n| n == 2).count() < 50 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("every item re-added while processing comes out a second time");
+    queue.shut_down();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    assert!(seen.lock().values().all(|&n| n == 2));
+}
+
+#[test]
+fn len_does_not_count_duplicates() {
+    let queue = Queue::new();
+    queue.add("foo");
+    assert_eq!(queue.len(), 1);
+    queue.add("bar");
+    assert_eq!(queue.len(), 2);
+    queue.add("foo");
+    assert_eq!(queue.len(), 2);
+}
+
+#[test]
+fn reinsert_during_processing() {
+    let queue = Queue::new();
+    queue.add("foo");
+    let item = poll_once(pin!(queue.get())).flatten().unwrap();
+    assert_eq!(*item, "foo");
+    queue.add("foo");
+    assert_eq!(queue.len(), 0, "an item being processed is not in line");
+    drop(item);
+    assert_eq!(queue.len(), 1, "it went back in line when done");
+    let item = poll_once(pin!(queue.get())).flatten().unwrap();
+    assert_eq!(*item, "foo");
+    drop(item);
+    assert_eq!(queue.len(), 0);
+}
+
+#[test]
+fn duplicate_adds_collapse() {
+    let queue = Queue::new();
+    queue.add("bar");
+    queue.add("bar");
+    assert_eq!(queue.len(), 1);
+    let item = queue.get_blocking().unwrap();
+    assert_eq!(*item, "bar");
+    assert!(queue.is_empty());
+}
+
+#[test]
+fn adds_while_processing_collapse_and_wait_for_done() {
+    let queue = Queue::new();
+    queue.add("bar");
+    let first = queue.get_blocking().unwrap();
+    queue.add("bar");
+    queue.add("bar");
+    let mut second = pin!(queue.get());
+    assert!(
+        poll_once(second.as_mut()).is_none(),
+        "no second worker may get an item being processed"
+    );
+    drop(first);
+    let again = poll_once(second.as_mut()).flatten().unwrap();
+    assert_eq!(*again, "bar");
+    drop(again);
+    assert!(queue.is_empty(), "the two adds made one more hand-out");
+}
+
+#[test]
+fn distinct_items_come_out_in_fifo_order() {
+    let queue = Queue::new();
+    for item in [3, 1, 2, 1, 3, 4] {
+        queue.add(item);
+    }
+    let order: Vec<_> = std::iter::from_fn(|| {
+        let mut get = pin!(queue.get());
+        poll_once(get.as_mut()).flatten().map(|item| *item)
+    })
+    .collect();
+    assert_eq!(order, [3, 1, 2, 4]);
+}
+
+#[tokio::test]
+async fn shut_down_with_drain_waits_for_items_handed_out() {
+    let queue = Queue::new();
+    queue.add("foo");
+    queue.add("bar");
+    let foo = queue.get().await.unwrap();
+    let bar = queue.get().await.unwrap();
+    let mut drain = pin!(queue.shut_down_with_drain());
+    assert!(poll_once(drain.as_mut()).is_none());
+    assert!(queue.shutting_down());
+    drop(foo);
+    assert!(poll_once(drain.as_mut()).is_none(), "bar is still held");
+    drop(bar);
+    assert!(poll_once(drain.as_mut()).is_some());
+}
+
+#[tokio::test]
+async fn shut_down_does_not_wait_for_workers() {
+    let queue = Queue::new();
+    queue.add("foo");
+    let _held = queue.get().await.unwrap();
+    queue.shut_down();
+    assert!(queue.shutting_down());
+    assert!(queue.get().await.is_none());
+}
+
+#[test]
+fn shut_down_ends_a_pending_drain() {
+    let queue = Queue::new();
+    queue.add("foo");
+    let _held = queue.get_blocking().unwrap();
+    let mut drain = pin!(queue.shut_down_with_drain());
+    assert!(poll_once(drain.as_mut()).is_none());
+    queue.shut_down();
+    assert!(poll_once(drain.as_mut()).is_some());
+}
+
+#[test]
+fn drain_hands_out_an_item_made_dirty_while_held() {
+    let queue = Queue::new();
+    queue.add("foo");
+    let held = queue.get_blocking().unwrap();
+    queue.add("foo");
+    let mut drain = pin!(queue.shut_down_with_drain());
+    assert!(poll_once(drain.as_mut()).is_none());
+    drop(held);
+    // Dirty while held (and added before shut down): it comes out again.
+    let again = queue
+        .get_blocking()
+        .expect("the dirty item is handed out again");
+    assert_eq!(*again, "foo");
+    drop(again);
+    assert!(
+        queue.get_blocking().is_none(),
+        "then the queue reports shut down"
+    );
+    assert!(poll_once(drain.as_mut()).is_some());
+}
+
+#[test]
+fn items_in_line_are_still_handed_out_after_shut_down() {
+    let queue = Queue::new();
+    queue.add(1);
+    queue.add(2);
+    queue.shut_down();
+    queue.add(3);
+    assert_eq!(queue.get_blocking().map(|i| *i), Some(1));
+    assert_eq!(queue.get_blocking().map(|i| *i), Some(2));
+    assert!(queue.get_blocking().is_none());
+}
+
+#[test]
+fn items_are_released_once_done() {
+    let queue = Queue::new();
+    let item = Arc::new(42);
+    let weak = Arc::downgrade(&item);
+    queue.add(item);
+    let held = queue.get_blocking().unwrap();
+    assert!(weak.upgrade().is_some());
+    drop(held);
+    assert!(
+        weak.upgrade().is_none(),
+        "the queue keeps no copy of a done item"
+    );
+}
+
+#[test]
+fn detached_item_is_done_by_hand() {
+    let queue = Queue::new();
+    queue.add("foo");
+    let item = queue.get_blocking().unwrap().detach();
+    queue.add("foo");
+    assert!(queue.is_empty(), "still processing after detach");
+    queue.done(&item);
+    assert_eq!(queue.len(), 1);
+    queue.done(&"never handed out");
+    assert_eq!(queue.len(), 1, "done of an unknown item does nothing");
+}
+
+#[test]
+fn a_woken_getter_that_goes_away_passes_the_wake_up_on() {
+    let queue = Queue::new();
+    let mut first = Box::pin(queue.get());
+    let mut second = pin!(queue.get());
+    assert!(poll_once(first.as_mut()).is_none());
+    assert!(poll_once(second.as_mut()).is_none());
+    // The add wakes `first`, which is then dropped without taking the item.
+    queue.add("foo");
+    drop(first);
+    let item = poll_once(second.as_mut()).flatten();
+    assert_eq!(item.as_deref(), Some(&"foo"));
+}
+
+#[test]
+fn blocking_get_wakes_on_add_from_another_thread() {
+    let queue = Queue::new();
+    let worker = {
+        let queue = queue.clone();
+        std::thread::spawn(move || {
+            let item = queue.get_blocking().map(|item| *item);
+            let end = queue.get_blocking().map(|item| *item);
+            (item, end)
+        })
+    };
+    queue.add(7);
+    // Shut down only after the worker holds the item, so it sees it first.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !queue.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker never took the item"
+        );
+        std::thread::yield_now();
+    }
+    queue.shut_down();
+    assert_eq!(worker.join().unwrap(), (Some(7), None));
+}
