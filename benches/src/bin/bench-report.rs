@@ -1,0 +1,129 @@
+//! `bench-report [--runs N] [ID ...]`: runs the named workloads (all when none are named) and
+//! prints one JSON line per workload with the median of its runs.
+//!
+//! Every run is a fresh child process (`bench-report --child ID`), so that peak memory and
+//! allocator state belong to one workload alone. Run it from a release build:
+//! `cargo run --release -p clientgo-benches --bin bench-report`.
+
+use std::process::{Command, ExitCode};
+
+use clientgo_benches::{median, workloads};
+use serde_json::{Map, Value, json};
+
+const DEFAULT_RUNS: usize = 3;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [flag, id] if flag == "--child" => child(id),
+        _ => match parse(&args) {
+            Ok((runs, ids)) => report(runs, &ids),
+            Err(message) => {
+                eprintln!("bench-report: {message}");
+                eprintln!(
+                    "usage: bench-report [--runs N] [ID ...]   (IDs: {})",
+                    workloads::ALL.join(", ")
+                );
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+fn parse(args: &[String]) -> Result<(usize, Vec<String>), String> {
+    let mut runs = DEFAULT_RUNS;
+    let mut ids = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if arg == "--runs" {
+            runs = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .filter(|&n| n > 0)
+                .ok_or("--runs takes a positive number")?;
+        } else if workloads::ALL.contains(&arg.as_str()) {
+            ids.push(arg.clone());
+        } else {
+            return Err(format!("unknown workload {arg:?}"));
+        }
+    }
+    if ids.is_empty() {
+        ids = workloads::ALL.iter().map(|id| id.to_string()).collect();
+    }
+    Ok((runs, ids))
+}
+
+/// Runs one workload in this process and prints its figures as one JSON line.
+fn child(id: &str) -> ExitCode {
+    match workloads::run(id) {
+        Some(figures) => {
+            println!("{figures}");
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("bench-report: unknown workload {id:?}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn report(runs: usize, ids: &[String]) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(err) => {
+            eprintln!("bench-report: cannot find its own executable: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for id in ids {
+        let mut samples = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let output = match Command::new(&exe).args(["--child", id]).output() {
+                Ok(output) if output.status.success() => output,
+                Ok(output) => {
+                    eprintln!(
+                        "bench-report: {id} failed: {}",
+                        String::from_utf8_lossy(&output.stderr)
+                    );
+                    return ExitCode::FAILURE;
+                }
+                Err(err) => {
+                    eprintln!("bench-report: cannot run {id}: {err}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match serde_json::from_slice::<Map<String, Value>>(&output.stdout) {
+                Ok(sample) => samples.push(sample),
+                Err(err) => {
+                    eprintln!("bench-report: {id} printed no JSON object: {err}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        println!("{}", summarize(id, &samples));
+    }
+    ExitCode::SUCCESS
+}
+
+/// One line for a workload: every numeric field is the median of the runs.
+fn summarize(id: &str, samples: &[Map<String, Value>]) -> Value {
+    let mut line = Map::new();
+    line.insert("workload".into(), json!(id));
+    line.insert("impl".into(), json!("clientgo-rs"));
+    line.insert("runs".into(), json!(samples.len()));
+    if let Some(first) = samples.first() {
+        for (field, value) in first {
+            let mut values: Vec<f64> = samples
+                .iter()
+                .filter_map(|sample| sample.get(field)?.as_f64())
+                .collect();
+            let summary = match median(&mut values) {
+                Some(m) if value.is_u64() => json!(m.round() as u64),
+                Some(m) => json!(m),
+                None => value.clone(),
+            };
+            line.insert(field.clone(), summary);
+        }
+    }
+    Value::Object(line)
+}

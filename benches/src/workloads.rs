@@ -1,0 +1,247 @@
+//! The work queue workloads of the benchmark plan, each a function returning its JSON figures.
+//!
+//! | id | what |
+//! |---|---|
+//! | Q1 | throughput: 1 producer adds N = 1,000,000 keys over K = 10,000, 4 workers `get` → done |
+//! | Q1p4 | as Q1 with 4 producers adding N/4 each |
+//! | Q2 | delaying queue: 100,000 `add_after` with delays uniform in 0..500 ms, 2 workers; lateness |
+//! | Q2m | delaying queue memory: bytes per waiting item, 1,000,000 items waiting (keys excluded) |
+//! | Q3 | rate-limited requeue: 100,000 keys, each requeued 3 times (exponential 1 ms .. 10 ms), 4 workers |
+//!
+//! Keys are `Arc<str>` formatted before the timer starts (a cheap-to-clone key, as Go's strings
+//! are). Workers are tokio tasks on a multi-thread runtime with one thread per core, as a
+//! controller runs them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
+use clientgo_workqueue::{DelayingQueue, Queue, RateLimitingQueue};
+use serde_json::{Value, json};
+
+use crate::SplitMix64;
+use crate::process;
+
+/// Every workload `bench-report` knows, in the order it runs them.
+pub const ALL: &[&str] = &["Q1", "Q1p4", "Q2", "Q2m", "Q3"];
+
+/// Runs workload `id` once in this process; `None` for an unknown id.
+pub fn run(id: &str) -> Option<Value> {
+    let figures = match id {
+        "Q1" => runtime().block_on(throughput(1)),
+        "Q1p4" => runtime().block_on(throughput(4)),
+        "Q2" => runtime().block_on(delaying_lateness()),
+        "Q2m" => runtime().block_on(delaying_memory()),
+        "Q3" => runtime().block_on(rate_limited_requeue()),
+        _ => return None,
+    };
+    Some(figures)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Q1 / Q1p4: producers add, workers get and mark done with no work in between.
+async fn throughput(producers: usize) -> Value {
+    const N: usize = 1_000_000;
+    const K: usize = 10_000;
+    const WORKERS: usize = 4;
+    let keys: Arc<Vec<Arc<str>>> = Arc::new(
+        (0..K)
+            .map(|i| Arc::from(format!("ns-{}/obj-{}", i % 100, i)))
+            .collect(),
+    );
+    let queue: Queue<Arc<str>> = Queue::new();
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                let mut gets = 0u64;
+                while let Some(item) = queue.get().await {
+                    drop(item);
+                    gets += 1;
+                }
+                gets
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+
+    let start = Instant::now();
+    let adders: Vec<_> = (0..producers)
+        .map(|p| {
+            let (queue, keys) = (queue.clone(), keys.clone());
+            tokio::spawn(async move {
+                for i in p * N / producers..(p + 1) * N / producers {
+                    queue.add(keys[i % K].clone());
+                }
+            })
+        })
+        .collect();
+    for adder in adders {
+        adder.await.expect("producer");
+    }
+    queue.shut_down();
+    let mut gets = 0;
+    for worker in workers {
+        gets += worker.await.expect("worker");
+    }
+    let wall = start.elapsed().as_secs_f64();
+    json!({
+        "wall_s": wall,
+        "adds": N,
+        "gets": gets,
+        "adds_per_s": N as f64 / wall,
+    })
+}
+
+/// The Q2 delays: splitmix64 with seed 1, modulo 500 ms, in microseconds.
+fn q2_delays(n: usize) -> Vec<Duration> {
+    let mut rng = SplitMix64::new(1);
+    (0..n)
+        .map(|_| Duration::from_micros(rng.next_u64() % 500_000))
+        .collect()
+}
+
+/// Q2: how late items come out of the delaying queue.
+async fn delaying_lateness() -> Value {
+    const N: usize = 100_000;
+    const WORKERS: usize = 2;
+    let keys: Vec<Arc<str>> = (0..N)
+        .map(|i| Arc::from(format!("ns-{}/obj-{}", i % 100, i)))
+        .collect();
+    let index: Arc<HashMap<Arc<str>, usize>> = Arc::new(
+        keys.iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, k)| (k, i))
+            .collect(),
+    );
+    let delays = q2_delays(N);
+    let queue: DelayingQueue<Arc<str>> = DelayingQueue::new();
+    let got = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            let (queue, index, got) = (queue.clone(), index.clone(), got.clone());
+            tokio::spawn(async move {
+                let mut seen = Vec::with_capacity(N);
+                while let Some(item) = queue.get().await {
+                    let at = Instant::now();
+                    seen.push((index[item.item()], at));
+                    drop(item);
+                    if got.fetch_add(1, Ordering::Relaxed) + 1 == N {
+                        queue.shut_down();
+                    }
+                }
+                seen
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+
+    let mut due = Vec::with_capacity(N);
+    let start = Instant::now();
+    for (key, delay) in keys.iter().zip(&delays) {
+        let before = Instant::now();
+        queue.add_after(key.clone(), *delay);
+        due.push(before + *delay);
+    }
+    let mut lateness_ms = Vec::with_capacity(N);
+    let mut end = start;
+    for worker in workers {
+        for (i, at) in worker.await.expect("worker") {
+            end = end.max(at);
+            lateness_ms.push(at.saturating_duration_since(due[i]).as_secs_f64() * 1e3);
+        }
+    }
+    lateness_ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| lateness_ms[((lateness_ms.len() - 1) as f64 * p).round() as usize];
+    json!({
+        "wall_s": end.duration_since(start).as_secs_f64(),
+        "gets": lateness_ms.len(),
+        "lateness_p50_ms": pct(0.50),
+        "lateness_p99_ms": pct(0.99),
+        "lateness_max_ms": pct(1.0),
+    })
+}
+
+/// Q2m: resident memory per item waiting in a delaying queue, keys excluded.
+async fn delaying_memory() -> Value {
+    const N: usize = 1_000_000;
+    let keys: Vec<Arc<str>> = (0..N)
+        .map(|i| Arc::from(format!("ns-{}/obj-{}", i % 100, i)))
+        .collect();
+    let queue: DelayingQueue<Arc<str>> = DelayingQueue::new();
+    let before = process::resident_bytes_trimmed().unwrap_or(0);
+    for (i, key) in keys.iter().enumerate() {
+        queue.add_after(key.clone(), Duration::from_secs(3600 + i as u64 % 3600));
+    }
+    let after = process::resident_bytes_trimmed().unwrap_or(0);
+    let waiting = queue.waiting_len();
+    queue.shut_down();
+    json!({
+        "waiting": waiting,
+        "bytes_per_waiting_item": after.saturating_sub(before) as f64 / N as f64,
+    })
+}
+
+/// Q3: every key fails three times (requeued through the rate limiter), then succeeds.
+async fn rate_limited_requeue() -> Value {
+    const N: usize = 100_000;
+    const WORKERS: usize = 4;
+    const REQUEUES: usize = 3;
+    let keys: Vec<Arc<str>> = (0..N)
+        .map(|i| Arc::from(format!("ns-{}/obj-{}", i % 100, i)))
+        .collect();
+    let limiter =
+        ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_millis(10));
+    let queue: RateLimitingQueue<Arc<str>> = RateLimitingQueue::new(Arc::new(limiter));
+    let forgotten = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            let (queue, forgotten) = (queue.clone(), forgotten.clone());
+            tokio::spawn(async move {
+                let (mut gets, mut end) = (0u64, None);
+                while let Some(item) = queue.get().await {
+                    gets += 1;
+                    if queue.num_requeues(item.item()) < REQUEUES {
+                        queue.add_rate_limited(item.item().clone());
+                    } else {
+                        queue.forget(item.item());
+                        if forgotten.fetch_add(1, Ordering::Relaxed) + 1 == N {
+                            end = Some(Instant::now());
+                            queue.shut_down();
+                        }
+                    }
+                }
+                (gets, end)
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+
+    let start = Instant::now();
+    for key in &keys {
+        queue.add(key.clone());
+    }
+    let (mut gets, mut end) = (0, start);
+    for worker in workers {
+        let (worker_gets, worker_end) = worker.await.expect("worker");
+        gets += worker_gets;
+        if let Some(at) = worker_end {
+            end = at;
+        }
+    }
+    json!({
+        "wall_s": end.duration_since(start).as_secs_f64(),
+        "gets": gets,
+    })
+}
