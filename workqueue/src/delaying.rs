@@ -23,7 +23,7 @@
 //! [`DelayingQueue`] dereferences to its [`Queue`], as client-go's embeds its `Interface`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, hash_map};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, Weak};
@@ -174,13 +174,20 @@ impl<T: QueueItem> DelayingQueue<T> {
             if waiting.stopped {
                 return;
             }
-            match waiting.ready_at.get_mut(&item) {
-                Some(current) if *current <= at => return,
-                Some(current) => *current = at,
-                None => {
-                    waiting.ready_at.insert(item.clone(), at);
+            let item = match waiting.ready_at.entry(item) {
+                hash_map::Entry::Occupied(mut entry) => {
+                    if *entry.get() <= at {
+                        return;
+                    }
+                    entry.insert(at);
+                    entry.key().clone()
                 }
-            }
+                hash_map::Entry::Vacant(entry) => {
+                    let item = entry.key().clone();
+                    entry.insert(at);
+                    item
+                }
+            };
             let earliest = waiting.heap.peek().is_none_or(|Reverse(head)| at < head.at);
             waiting.heap.push(Reverse(Entry { at, item }));
             earliest
@@ -251,9 +258,14 @@ impl<T: QueueItem> Inner<T> {
                 let Some(Reverse(entry)) = waiting.heap.pop() else {
                     break;
                 };
-                if waiting.ready_at.get(&entry.item) == Some(&entry.at) {
-                    waiting.ready_at.remove(&entry.item);
-                    due.push(entry.item);
+                // One probe in the common case; a stale entry (its item was moved earlier and
+                // has fired, or waits for another time) puts the current one back.
+                match waiting.ready_at.remove_entry(&entry.item) {
+                    Some((item, at)) if at == entry.at => due.push(item),
+                    Some((item, at)) => {
+                        waiting.ready_at.insert(item, at);
+                    }
+                    None => {}
                 }
             }
             waiting

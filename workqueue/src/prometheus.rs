@@ -174,3 +174,43 @@ impl MetricsProvider for PrometheusMetricsProvider {
         Box::new(self.retries.get_or_create(&labels(name)).clone())
     }
 }
+
+#[cfg(all(test, not(clientgo_loom)))]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use prometheus_client::registry::Registry;
+
+    use super::PrometheusMetricsProvider;
+    use crate::{DelayingQueue, QueueConfig};
+
+    #[tokio::test(start_paused = true)]
+    async fn exports_client_go_names_with_the_queue_name_label() {
+        let mut registry = Registry::default();
+        let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
+        let queue =
+            DelayingQueue::with_config(QueueConfig::named("foos").with_metrics_provider(provider));
+        queue.add("a");
+        queue.add_after("b", Duration::from_millis(5));
+        let item = queue.get().await.unwrap();
+        // The unfinished-work gauges refresh at 0 and 500 ms: read between two refreshes.
+        tokio::time::sleep(Duration::from_millis(750)).await;
+        drop(item);
+
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            r#"workqueue_depth{name="foos"} 1"#,
+            r#"workqueue_adds_total{name="foos"} 2"#,
+            r#"workqueue_retries_total{name="foos"} 1"#,
+            r#"workqueue_queue_duration_seconds_count{name="foos"} 1"#,
+            r#"workqueue_work_duration_seconds_count{name="foos"} 1"#,
+            r#"workqueue_work_duration_seconds_bucket{le="10.0",name="foos"} 1"#,
+            r#"workqueue_unfinished_work_seconds{name="foos"} 0.5"#,
+            r#"workqueue_longest_running_processor_seconds{name="foos"} 0.5"#,
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+    }
+}

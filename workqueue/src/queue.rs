@@ -327,17 +327,20 @@ impl<T: QueueItem> Queue<T> {
         {
             let mut guard = self.shared.state.lock();
             let state = &mut *guard;
-            let Some(mark) = state.marks.get_mut(item) else {
+            // One probe in the common case: take the entry out, put it back only if needed.
+            let Some((key, mark)) = state.marks.remove_entry(item) else {
                 return;
             };
-            match *mark {
-                Mark::Waiting => return,
-                Mark::Processing => {
-                    state.marks.remove(item);
+            match mark {
+                Mark::Waiting => {
+                    // Not being processed: nothing to do.
+                    state.marks.insert(key, Mark::Waiting);
+                    return;
                 }
+                Mark::Processing => {}
                 Mark::ProcessingDirty => {
-                    *mark = Mark::Waiting;
-                    state.line.push_back(item.clone());
+                    state.marks.insert(key.clone(), Mark::Waiting);
+                    state.line.push_back(key);
                     wakeups.extend(state.getters.pop());
                 }
             }

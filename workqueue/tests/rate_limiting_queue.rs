@@ -38,6 +38,14 @@ async fn requeues_back_off_per_item_and_forget_resets() {
     queue.forget(&"one");
     assert_eq!(queue.num_requeues(&"one"), 0);
     assert_eq!(queue.num_requeues(&"two"), 2);
+
+    // After forget the backoff starts over at 1 ms.
+    drop(queue.get().await.unwrap());
+    drop(queue.get().await.unwrap());
+    queue.add_rate_limited("one");
+    tokio::time::advance(MS).await;
+    settle().await;
+    assert_eq!(queue.len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
