@@ -27,6 +27,9 @@
 //! 3. Every item pushed to `line` while a getter is parked wakes one getter; a woken getter that
 //!    goes away without taking an item passes the wake-up on (see [`Get`]'s `Drop`).
 //! 4. Drain waiters are woken whenever `processing` reaches zero or the drain is cancelled.
+//! 5. `closed` is set, under the lock, in the same critical section that sets `shutting_down`,
+//!    and never cleared: [`Queue::shutting_down`] reads it without taking the lock, which keeps
+//!    the delaying queue's `add_after` off the queue's lock.
 
 use std::collections::VecDeque;
 use std::collections::hash_map::{Entry, HashMap};
@@ -38,7 +41,9 @@ use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Waker};
 
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
-use crate::sync::{Arc, Mutex, block_on};
+use std::sync::atomic::Ordering;
+
+use crate::sync::{Arc, AtomicBool, Mutex, block_on};
 use crate::waiters::Waiters;
 
 /// The bounds every queue item satisfies: a cheap-to-clone key such as `Arc<str>`.
@@ -107,6 +112,8 @@ pub struct Queue<T> {
 
 struct Shared<T> {
     state: Mutex<State<T>>,
+    /// `state.shutting_down`, readable without the lock (set under it, never cleared).
+    closed: AtomicBool,
 }
 
 /// Where an item stands.
@@ -226,6 +233,7 @@ impl<T: QueueItem> Queue<T> {
                     drain: false,
                     metrics,
                 }),
+                closed: AtomicBool::new(false),
             }),
         };
         if has_metrics {
@@ -369,6 +377,7 @@ impl<T: QueueItem> Queue<T> {
         let wakeups: Wakeups = {
             let mut state = self.shared.state.lock();
             state.shutting_down = true;
+            self.shared.closed.store(true, Ordering::Release);
             state.drain = false;
             let state = &mut *state;
             state
@@ -389,6 +398,7 @@ impl<T: QueueItem> Queue<T> {
         let wakeups: Wakeups = {
             let mut state = self.shared.state.lock();
             state.shutting_down = true;
+            self.shared.closed.store(true, Ordering::Release);
             state.drain = true;
             state.getters.drain().collect()
         };
@@ -406,7 +416,7 @@ impl<T: QueueItem> Queue<T> {
 
     /// Whether the queue has been shut down.
     pub fn shutting_down(&self) -> bool {
-        self.shared.state.lock().shutting_down
+        self.shared.closed.load(Ordering::Acquire)
     }
 }
 

@@ -8,10 +8,10 @@
 //! [loom]: https://docs.rs/loom
 
 #[cfg(not(clientgo_loom))]
-pub(crate) use std::sync::Arc;
+pub(crate) use std::sync::{Arc, atomic::AtomicBool};
 
 #[cfg(clientgo_loom)]
-pub(crate) use loom::sync::Arc;
+pub(crate) use loom::sync::{Arc, atomic::AtomicBool};
 
 /// A mutex with parking_lot's poison-free interface, backed by loom's mutex under loom.
 #[derive(Debug, Default)]
