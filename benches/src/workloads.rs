@@ -10,7 +10,9 @@
 //!
 //! Keys are `Arc<str>` formatted before the timer starts (a cheap-to-clone key, as Go's strings
 //! are). Workers are tokio tasks on a multi-thread runtime with one thread per core, as a
-//! controller runs them.
+//! controller runs them. Q1's producers are plain threads, free-running like Go's goroutines:
+//! `add` is synchronous, and a tokio task that never yields would keep the workers it wakes
+//! queued behind it on its own runtime thread.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -79,7 +81,7 @@ async fn throughput(producers: usize) -> Value {
     let adders: Vec<_> = (0..producers)
         .map(|p| {
             let (queue, keys) = (queue.clone(), keys.clone());
-            tokio::spawn(async move {
+            std::thread::spawn(move || {
                 for i in p * N / producers..(p + 1) * N / producers {
                     queue.add(keys[i % K].clone());
                 }
@@ -87,7 +89,7 @@ async fn throughput(producers: usize) -> Value {
         })
         .collect();
     for adder in adders {
-        adder.await.expect("producer");
+        adder.join().expect("producer");
     }
     queue.shut_down();
     let mut gets = 0;
