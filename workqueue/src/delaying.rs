@@ -23,12 +23,15 @@
 //! [`DelayingQueue`] dereferences to its [`Queue`], as client-go's embeds its `Interface`.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, hash_map};
+use std::collections::BinaryHeap;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::ops::Deref;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -72,17 +75,20 @@ struct Inner<T> {
 
 /// Items waiting for their ready time.
 ///
-/// Invariant: every key of `ready_at` has a heap entry with exactly that ready time; heap entries
-/// whose time differs from `ready_at` (or whose key is absent) are stale and are skipped.
+/// Invariant: every item of `ready_at` has a heap entry with exactly that ready time; heap
+/// entries whose time differs from `ready_at` (or whose item is absent) are stale and are
+/// skipped. Hashes are the queue's, computed before the lock is taken and kept in the heap
+/// entry, so neither a waiting add nor the timer hashes a key under the lock.
 struct Waiting<T> {
     heap: BinaryHeap<Reverse<Entry<T>>>,
-    ready_at: HashMap<T, u64, foldhash::fast::RandomState>,
+    ready_at: HashTable<(T, u64)>,
     stopped: bool,
 }
 
 /// A heap entry, ordered by ready time only.
 struct Entry<T> {
     at: u64,
+    hash: u64,
     item: T,
 }
 
@@ -139,7 +145,7 @@ impl<T: QueueItem> DelayingQueue<T> {
             queue: Queue::with_config(config),
             waiting: Mutex::new(Waiting {
                 heap: BinaryHeap::new(),
-                ready_at: HashMap::default(),
+                ready_at: HashTable::new(),
                 stopped: false,
             }),
             timer: Arc::new(Notify::new()),
@@ -169,27 +175,33 @@ impl<T: QueueItem> DelayingQueue<T> {
         let at = Instant::now()
             .checked_add(delay)
             .map_or(u64::MAX, |at| inner.ticks(at));
+        let hash = inner.queue.hash(&item);
+        let hasher = inner.queue.hasher();
         let wake_timer = {
-            let mut waiting = inner.waiting.lock();
+            let mut guard = inner.waiting.lock();
+            let waiting = &mut *guard;
             if waiting.stopped {
                 return;
             }
-            let item = match waiting.ready_at.entry(item) {
-                hash_map::Entry::Occupied(mut entry) => {
-                    if *entry.get() <= at {
+            let entry = waiting.ready_at.entry(
+                hash,
+                |(waiting, _)| *waiting == item,
+                |(waiting, _)| hasher.hash_one(waiting),
+            );
+            match entry {
+                TableEntry::Occupied(mut entry) => {
+                    let ready_at = &mut entry.get_mut().1;
+                    if *ready_at <= at {
                         return;
                     }
-                    entry.insert(at);
-                    entry.key().clone()
+                    *ready_at = at;
                 }
-                hash_map::Entry::Vacant(entry) => {
-                    let item = entry.key().clone();
-                    entry.insert(at);
-                    item
+                TableEntry::Vacant(entry) => {
+                    entry.insert((item.clone(), at));
                 }
-            };
+            }
             let earliest = waiting.heap.peek().is_none_or(|Reverse(head)| at < head.at);
-            waiting.heap.push(Reverse(Entry { at, item }));
+            waiting.heap.push(Reverse(Entry { at, hash, item }));
             earliest
         };
         if wake_timer {
@@ -234,7 +246,7 @@ impl<T> Inner<T> {
             let mut waiting = self.waiting.lock();
             waiting.stopped = true;
             waiting.heap = BinaryHeap::new();
-            waiting.ready_at = HashMap::default();
+            waiting.ready_at = HashTable::new();
         }
         self.timer.notify_one();
     }
@@ -243,7 +255,7 @@ impl<T> Inner<T> {
 impl<T: QueueItem> Inner<T> {
     /// Moves every item that has come due into the queue; returns when the next one is due, or
     /// `None` when the timer should stop.
-    fn fire_due(&self, due: &mut Vec<T>) -> Option<Option<Instant>> {
+    fn fire_due(&self, due: &mut Vec<(u64, T)>) -> Option<Option<Instant>> {
         let next = {
             let mut waiting = self.waiting.lock();
             if waiting.stopped || self.queue.shutting_down() {
@@ -258,14 +270,16 @@ impl<T: QueueItem> Inner<T> {
                 let Some(Reverse(entry)) = waiting.heap.pop() else {
                     break;
                 };
-                // One probe in the common case; a stale entry (its item was moved earlier and
-                // has fired, or waits for another time) puts the current one back.
-                match waiting.ready_at.remove_entry(&entry.item) {
-                    Some((item, at)) if at == entry.at => due.push(item),
-                    Some((item, at)) => {
-                        waiting.ready_at.insert(item, at);
-                    }
-                    None => {}
+                // A stale entry (its item was moved earlier and has fired, or waits for
+                // another time) is dropped.
+                let current = waiting
+                    .ready_at
+                    .find_entry(entry.hash, |(waiting, _)| *waiting == entry.item);
+                if let Ok(current) = current
+                    && current.get().1 == entry.at
+                {
+                    current.remove();
+                    due.push((entry.hash, entry.item));
                 }
             }
             waiting

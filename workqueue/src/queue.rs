@@ -18,7 +18,9 @@
 //! * Waiting is a FIFO of wakers under the queue's lock (see `waiters.rs`) rather than a
 //!   condition variable, so async tasks and threads ([`Queue::get_blocking`]) share it.
 //! * An item's state is one map entry (`Waiting`, `Processing` or `ProcessingDirty`) instead of
-//!   client-go's separate `dirty` and `processing` sets: one hash lookup per operation.
+//!   client-go's separate `dirty` and `processing` sets: one hash lookup per operation. The
+//!   item's hash is computed before the lock is taken and travels with the item (in line and in
+//!   the [`Processing`] guard), so no critical section reads a key's bytes to hash them.
 //!
 //! ## Invariants, kept under the state lock
 //!
@@ -32,9 +34,9 @@
 //!    the delaying queue's `add_after` off the queue's lock.
 
 use std::collections::VecDeque;
-use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
 use std::future::Future;
+use std::hash::BuildHasher;
 use std::hash::Hash;
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
@@ -42,6 +44,9 @@ use std::task::{Context, Poll, Waker};
 
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
 use std::sync::atomic::Ordering;
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
 use crate::waiters::Waiters;
@@ -110,8 +115,12 @@ pub struct Queue<T> {
     shared: Arc<Shared<T>>,
 }
 
+/// The hasher of every item table of a queue (its delaying queue's included).
+pub(crate) type ItemHasher = foldhash::fast::RandomState;
+
 struct Shared<T> {
     state: Mutex<State<T>>,
+    hasher: ItemHasher,
     /// `state.shutting_down`, readable without the lock (set under it, never cleared).
     closed: AtomicBool,
 }
@@ -127,9 +136,16 @@ enum Mark {
     ProcessingDirty,
 }
 
+/// An item and where it stands: one entry of the queue's table.
+struct Slot<T> {
+    item: T,
+    mark: Mark,
+}
+
 struct State<T> {
-    marks: HashMap<T, Mark, foldhash::fast::RandomState>,
-    line: VecDeque<T>,
+    marks: HashTable<Slot<T>>,
+    /// Waiting items with their hashes, in the order they are handed out.
+    line: VecDeque<(u64, T)>,
     processing: usize,
     getters: Waiters,
     drainers: Waiters,
@@ -148,40 +164,48 @@ fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
 impl<T: QueueItem> State<T> {
     /// Marks `item` as needing processing: puts it in line unless it is waiting already, or
     /// flags it to go back in line if it is being processed. Returns the getter to wake.
-    fn mark_dirty(&mut self, item: T) -> Option<Waker> {
-        match self.marks.entry(item) {
+    fn mark_dirty(&mut self, hasher: &ItemHasher, hash: u64, item: T) -> Option<Waker> {
+        let entry = self.marks.entry(
+            hash,
+            |slot| slot.item == item,
+            |slot| hasher.hash_one(&slot.item),
+        );
+        match entry {
             Entry::Occupied(mut entry) => {
-                if *entry.get() == Mark::Processing {
-                    *entry.get_mut() = Mark::ProcessingDirty;
+                let slot = entry.get_mut();
+                if slot.mark == Mark::Processing {
+                    slot.mark = Mark::ProcessingDirty;
                     if let Some(metrics) = &mut self.metrics {
-                        metrics.add(entry.key());
+                        metrics.add(&slot.item);
                     }
                 }
                 None
             }
             Entry::Vacant(entry) => {
-                let item = entry.key().clone();
-                entry.insert(Mark::Waiting);
                 if let Some(metrics) = &mut self.metrics {
                     metrics.add(&item);
                 }
-                self.line.push_back(item);
+                entry.insert(Slot {
+                    item: item.clone(),
+                    mark: Mark::Waiting,
+                });
+                self.line.push_back((hash, item));
                 self.getters.pop()
             }
         }
     }
 
     /// Takes the first waiting item and marks it as processing.
-    fn take_next(&mut self) -> Option<T> {
-        let item = self.line.pop_front()?;
-        if let Some(mark) = self.marks.get_mut(&item) {
-            *mark = Mark::Processing;
+    fn take_next(&mut self) -> Option<(u64, T)> {
+        let (hash, item) = self.line.pop_front()?;
+        if let Some(slot) = self.marks.find_mut(hash, |slot| slot.item == item) {
+            slot.mark = Mark::Processing;
         }
         self.processing += 1;
         if let Some(metrics) = &mut self.metrics {
             metrics.get(&item);
         }
-        Some(item)
+        Some((hash, item))
     }
 
     fn finish_processing(&mut self, wakeups: &mut Wakeups) {
@@ -224,7 +248,7 @@ impl<T: QueueItem> Queue<T> {
         let queue = Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
-                    marks: HashMap::default(),
+                    marks: HashTable::new(),
                     line: VecDeque::new(),
                     processing: 0,
                     getters: Waiters::default(),
@@ -234,6 +258,7 @@ impl<T: QueueItem> Queue<T> {
                     metrics,
                 }),
                 closed: AtomicBool::new(false),
+                hasher: ItemHasher::default(),
             }),
         };
         if has_metrics {
@@ -280,29 +305,40 @@ impl<T: QueueItem> Queue<T> {
     /// Ignored after shut down. An item already waiting stays where it is; an item being
     /// processed is handed out again after its worker is done.
     pub fn add(&self, item: T) {
+        let hash = self.hash(&item);
         let wakeup = {
             let mut state = self.shared.state.lock();
             if state.shutting_down {
                 return;
             }
-            state.mark_dirty(item)
+            state.mark_dirty(&self.shared.hasher, hash, item)
         };
         if let Some(waker) = wakeup {
             waker.wake();
         }
     }
 
-    /// Adds every item of `items`, taking the lock once: what the delaying queue does when a
-    /// batch of items comes due together.
-    pub(crate) fn add_all(&self, items: impl IntoIterator<Item = T>) {
+    /// The hash of `item` in this queue's tables.
+    pub(crate) fn hash(&self, item: &T) -> u64 {
+        self.shared.hasher.hash_one(item)
+    }
+
+    /// The hasher of this queue's tables, for tables that share its hashes.
+    pub(crate) fn hasher(&self) -> &ItemHasher {
+        &self.shared.hasher
+    }
+
+    /// Adds every `(hash, item)` of `items`, taking the lock once: what the delaying queue does
+    /// when a batch of items comes due together.
+    pub(crate) fn add_all(&self, items: impl IntoIterator<Item = (u64, T)>) {
         let mut wakeups = Wakeups::new();
         {
             let mut state = self.shared.state.lock();
             if state.shutting_down {
                 return;
             }
-            for item in items {
-                wakeups.extend(state.mark_dirty(item));
+            for (hash, item) in items {
+                wakeups.extend(state.mark_dirty(&self.shared.hasher, hash, item));
             }
         }
         wake_all(wakeups);
@@ -331,24 +367,27 @@ impl<T: QueueItem> Queue<T> {
     /// If the item was added again while it was processed, it goes back in line. Calling it for
     /// an item that is not being processed does nothing.
     pub fn done(&self, item: &T) {
+        self.done_hashed(self.hash(item), item);
+    }
+
+    fn done_hashed(&self, hash: u64, item: &T) {
         let mut wakeups = Wakeups::new();
         {
             let mut guard = self.shared.state.lock();
             let state = &mut *guard;
-            // One probe in the common case: take the entry out, put it back only if needed.
-            let Some((key, mark)) = state.marks.remove_entry(item) else {
+            let Ok(entry) = state.marks.find_entry(hash, |slot| slot.item == *item) else {
                 return;
             };
-            match mark {
-                Mark::Waiting => {
-                    // Not being processed: nothing to do.
-                    state.marks.insert(key, Mark::Waiting);
-                    return;
+            match entry.get().mark {
+                // Not being processed: nothing to do.
+                Mark::Waiting => return,
+                Mark::Processing => {
+                    entry.remove();
                 }
-                Mark::Processing => {}
                 Mark::ProcessingDirty => {
-                    state.marks.insert(key.clone(), Mark::Waiting);
-                    state.line.push_back(key);
+                    let slot = entry.into_mut();
+                    slot.mark = Mark::Waiting;
+                    state.line.push_back((hash, slot.item.clone()));
                     wakeups.extend(state.getters.pop());
                 }
             }
@@ -444,12 +483,13 @@ impl<'q, T: QueueItem> Future for Get<'q, T> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let queue = self.queue;
         let mut state = queue.shared.state.lock();
-        if let Some(item) = state.take_next() {
+        if let Some((hash, item)) = state.take_next() {
             if let Some(id) = self.waiter.take() {
                 state.getters.remove(id);
             }
             return Poll::Ready(Some(Processing {
                 queue,
+                hash,
                 item: Some(item),
             }));
         }
@@ -522,6 +562,7 @@ impl<T: QueueItem> Drop for Drain<'_, T> {
 #[must_use = "dropping the guard at once marks the item done before it is processed"]
 pub struct Processing<'q, T: QueueItem> {
     queue: &'q Queue<T>,
+    hash: u64,
     // `Some` until `detach` takes it; `Drop` then has nothing to do.
     item: Option<T>,
 }
@@ -565,7 +606,7 @@ impl<T: QueueItem + fmt::Debug> fmt::Debug for Processing<'_, T> {
 impl<T: QueueItem> Drop for Processing<'_, T> {
     fn drop(&mut self) {
         if let Some(item) = self.item.take() {
-            self.queue.done(&item);
+            self.queue.done_hashed(self.hash, &item);
         }
     }
 }
