@@ -1,0 +1,213 @@
+//! A watch as a stream of events: apimachinery's `StreamWatcher` over client-go's watch
+//! decoder (`rest/watch/decoder.go`).
+//!
+//! [`Watch<T>`] reads a watch response body, splits it into frames with the
+//! [`Framer`](crate::Framer), and decodes each frame into a [`WatchEvent<T>`]. It ends in one of
+//! two ways, which it keeps apart:
+//!
+//! * cleanly (`None`): the server closed the body between events, as it does when
+//!   `timeoutSeconds` runs out; the caller re-watches from its last resourceVersion;
+//! * with an error (`Some(Err(..))`, then `None`): the connection failed, the body ended in the
+//!   middle of an event, a frame was malformed or too large, an event did not decode, or no
+//!   byte arrived within the idle timeout (a stalled watch).
+//!
+//! `ERROR` events from the server (a 410 Gone, say) are events, not stream errors: they come
+//! out as [`WatchEvent::Error`] and the caller decides, as client-go's consumers do.
+//!
+//! Where it differs from client-go: a frame that does not decode ends the stream with a typed
+//! [`WatchError::Decode`] instead of a synthetic `ERROR` event with a made-up Status, and the
+//! error never quotes the frame (it may hold a Secret). Stopping is dropping the `Watch` (or
+//! calling [`Watch::stop`]): the body is dropped and the connection or HTTP/2 stream closes.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use clientgo_apimachinery::WatchEvent;
+use futures_core::Stream;
+use http_body::Body;
+use http_body_util::BodyExt;
+use serde::de::DeserializeOwned;
+use tokio::time::{Instant, Sleep};
+
+use crate::framer::{DEFAULT_MAX_FRAME, FrameError, Framer};
+
+/// A boxed error from the transport under a watch body.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A watch response body, boxed so that any transport's body fits.
+pub type WatchBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
+
+/// Why a watch ended other than cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// Reading the body failed (connection reset, HTTP/2 stream error, ...).
+    #[error("watch connection failed: {0}")]
+    Transport(#[source] BoxError),
+    /// The body ended in the middle of an event.
+    #[error("watch stream ended inside an event ({pending} bytes of it received)")]
+    Truncated {
+        /// How many bytes of the unfinished event had arrived.
+        pending: usize,
+    },
+    /// The body could not be split into events.
+    #[error("malformed watch stream: {0}")]
+    Frame(#[from] FrameError),
+    /// An event did not decode (a bad type, or an object that is not a `T`).
+    #[error("could not decode watch event ({frame_len} bytes): {source}")]
+    Decode {
+        /// The decoder's error, with the line and column where it failed.
+        #[source]
+        source: serde_json::Error,
+        /// The size of the frame that failed.
+        frame_len: usize,
+    },
+    /// No byte arrived for the idle timeout: the connection is presumed dead.
+    #[error("watch stalled: no data for {idle:?}")]
+    Stalled {
+        /// The idle timeout that ran out.
+        idle: Duration,
+    },
+}
+
+/// A stream of watch events decoded from a response body.
+///
+/// Use [`next`](Watch::next), or the [`Stream`] implementation.
+pub struct Watch<T> {
+    body: Option<WatchBody>,
+    framer: Framer,
+    idle_timeout: Option<Duration>,
+    idle: Option<Pin<Box<Sleep>>>,
+    _event: PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for Watch<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watch")
+            .field("open", &self.body.is_some())
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: DeserializeOwned> Watch<T> {
+    /// Decodes the events of `body`.
+    pub fn new<B>(body: B) -> Self
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        Self::from_boxed(Box::pin(body.map_err(Into::into)))
+    }
+
+    /// Decodes the events of an already boxed body.
+    pub fn from_boxed(body: WatchBody) -> Self {
+        Self {
+            body: Some(body),
+            framer: Framer::new(DEFAULT_MAX_FRAME),
+            idle_timeout: None,
+            idle: None,
+            _event: PhantomData,
+        }
+    }
+
+    /// Refuses events larger than `bytes` (default [`DEFAULT_MAX_FRAME`], 64 MiB).
+    pub fn with_max_frame(mut self, bytes: usize) -> Self {
+        self.framer = Framer::new(bytes);
+        self
+    }
+
+    /// Ends the watch with [`WatchError::Stalled`] when no byte arrives for `idle`.
+    ///
+    /// Use a period longer than the server's bookmark interval (about a minute) when bookmarks
+    /// are requested, since a quiet collection sends nothing else.
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = Some(idle);
+        self
+    }
+
+    /// Stops the watch: the body is dropped and later calls to `next` return `None`.
+    pub fn stop(&mut self) {
+        self.body = None;
+        self.idle = None;
+    }
+
+    /// The next event; `None` once the watch has ended (cleanly, or after an error).
+    pub async fn next(&mut self) -> Option<Result<WatchEvent<T>, WatchError>> {
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
+    }
+
+    fn fail(&mut self, error: WatchError) -> Poll<Option<Result<WatchEvent<T>, WatchError>>> {
+        self.stop();
+        Poll::Ready(Some(Err(error)))
+    }
+
+    fn poll_event(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<WatchEvent<T>, WatchError>>> {
+        loop {
+            let Some(body) = self.body.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match self.framer.next_frame() {
+                Err(error) => return self.fail(error.into()),
+                Ok(Some(frame)) => {
+                    return match serde_json::from_slice(&frame) {
+                        Ok(event) => Poll::Ready(Some(Ok(event))),
+                        Err(source) => self.fail(WatchError::Decode {
+                            source,
+                            frame_len: frame.len(),
+                        }),
+                    };
+                }
+                Ok(None) => {}
+            }
+            match body.as_mut().poll_frame(cx) {
+                Poll::Pending => {
+                    if let Some(idle) = self.idle_timeout {
+                        let sleep = self
+                            .idle
+                            .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+                        if sleep.as_mut().poll(cx).is_ready() {
+                            return self.fail(WatchError::Stalled { idle });
+                        }
+                    }
+                    return Poll::Pending;
+                }
+                Poll::Ready(None) => {
+                    self.stop();
+                    if self.framer.in_frame() {
+                        let pending = self.framer.pending_len();
+                        return Poll::Ready(Some(Err(WatchError::Truncated { pending })));
+                    }
+                    return Poll::Ready(None);
+                }
+                Poll::Ready(Some(Err(error))) => return self.fail(WatchError::Transport(error)),
+                Poll::Ready(Some(Ok(frame))) => {
+                    // Trailers carry no events; data resets the idle clock.
+                    if let Ok(data) = frame.into_data() {
+                        if let (Some(sleep), Some(idle)) = (self.idle.as_mut(), self.idle_timeout) {
+                            sleep.as_mut().reset(Instant::now() + idle);
+                        }
+                        if !data.is_empty() {
+                            self.framer.push(data);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Stream for Watch<T> {
+    type Item = Result<WatchEvent<T>, WatchError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_event(cx)
+    }
+}

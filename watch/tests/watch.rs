@@ -1,0 +1,306 @@
+//! Watch decoding: framing across arbitrary chunk splits, clean ends, and each failure.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use clientgo_apimachinery::{DynamicObject, Object, StatusReason, WatchEvent};
+use clientgo_watch::{FrameError, Watch, WatchError};
+use http_body::{Body, Frame};
+
+/// A body made of given chunks, then an end, an error, or silence.
+struct Chunks {
+    chunks: VecDeque<Bytes>,
+    then: Then,
+}
+
+#[derive(Clone, Copy)]
+enum Then {
+    End,
+    Fail,
+    Hang,
+}
+
+impl Chunks {
+    fn new(chunks: impl IntoIterator<Item = Bytes>, then: Then) -> Self {
+        Self {
+            chunks: chunks.into_iter().collect(),
+            then,
+        }
+    }
+}
+
+impl Body for Chunks {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        if let Some(chunk) = self.chunks.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        match self.then {
+            Then::End => Poll::Ready(None),
+            Then::Fail => Poll::Ready(Some(Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "connection reset by peer",
+            )))),
+            Then::Hang => Poll::Pending,
+        }
+    }
+}
+
+/// splitmix64, seeded, to choose chunk boundaries.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// A recorded-style stream: events whose strings hold braces, quotes, escapes and unicode.
+fn recorded_stream() -> (Vec<u8>, usize) {
+    let mut body = Vec::new();
+    let tricky = [
+        r#"plain"#,
+        r#"{not a brace}"#,
+        r#"quote \" and } and { inside"#,
+        r#"backslash at end \\"#,
+        r#"unicode ☸ \u00e9 \ud83d\ude00"#,
+        r#"\\\"}{"#,
+    ];
+    let mut events = 0;
+    for i in 0..60 {
+        let kind = ["ADDED", "MODIFIED", "DELETED"][i % 3];
+        let value = tricky[i % tricky.len()];
+        body.extend_from_slice(
+            format!(
+                r#"{{"type":"{kind}","object":{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","namespace":"ns","resourceVersion":"{rv}","labels":{{"app":"a{i}"}}}},"data":{{"k":"{value}","nested":"{{}}"}}}}}}"#,
+                rv = 100 + i
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(if i % 4 == 0 { b"\r\n" } else { b"\n" });
+        events += 1;
+        if i % 10 == 9 {
+            body.extend_from_slice(
+                format!(
+                    r#"{{"type":"BOOKMARK","object":{{"kind":"ConfigMap","apiVersion":"v1","metadata":{{"resourceVersion":"{}"}}}}}}"#,
+                    200 + i
+                )
+                .as_bytes(),
+            );
+            body.push(b'\n');
+            events += 1;
+        }
+    }
+    (body, events)
+}
+
+async fn collect(
+    mut watch: Watch<DynamicObject>,
+) -> (Vec<WatchEvent<DynamicObject>>, Option<WatchError>) {
+    let mut events = Vec::new();
+    while let Some(event) = watch.next().await {
+        match event {
+            Ok(event) => events.push(event),
+            Err(error) => {
+                assert!(watch.next().await.is_none(), "an error ends the watch");
+                return (events, Some(error));
+            }
+        }
+    }
+    (events, None)
+}
+
+fn summary(events: &[WatchEvent<DynamicObject>]) -> Vec<(String, String, String)> {
+    events
+        .iter()
+        .map(|event| {
+            let (name, data) = match event.object() {
+                Some(object) => (object.name().to_owned(), object.data["data"].to_string()),
+                None => (String::new(), String::new()),
+            };
+            (
+                format!(
+                    "{}@{}",
+                    event.event_type().as_str(),
+                    event.resource_version().unwrap_or("")
+                ),
+                name,
+                data,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn any_chunking_gives_the_same_events() {
+    let (body, count) = recorded_stream();
+    let whole = collect(Watch::new(Chunks::new(
+        [Bytes::from(body.clone())],
+        Then::End,
+    )))
+    .await;
+    assert!(whole.1.is_none(), "{:?}", whole.1);
+    assert_eq!(whole.0.len(), count);
+    let expected = summary(&whole.0);
+    assert_eq!(expected[1].2, r#"{"k":"{not a brace}","nested":"{}"}"#);
+
+    let byte_by_byte: Vec<Bytes> = body.iter().map(|b| Bytes::copy_from_slice(&[*b])).collect();
+    let (events, error) = collect(Watch::new(Chunks::new(byte_by_byte, Then::End))).await;
+    assert!(error.is_none());
+    assert_eq!(summary(&events), expected, "one byte per chunk");
+
+    for seed in 0..200u64 {
+        let mut rng = Rng(seed);
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        while at < body.len() {
+            let len = 1 + rng.below(if seed % 2 == 0 { 64 } else { 4096 });
+            let end = (at + len).min(body.len());
+            chunks.push(Bytes::copy_from_slice(&body[at..end]));
+            at = end;
+        }
+        let (events, error) = collect(Watch::new(Chunks::new(chunks, Then::End))).await;
+        assert!(error.is_none(), "seed {seed}: {error:?}");
+        assert_eq!(summary(&events), expected, "seed {seed}");
+    }
+}
+
+#[tokio::test]
+async fn server_error_event_is_an_event() {
+    let body = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (212)","reason":"Expired","code":410}}"#;
+    let (events, error) = collect(Watch::new(Chunks::new(
+        [Bytes::from_static(body)],
+        Then::End,
+    )))
+    .await;
+    assert!(error.is_none());
+    let [WatchEvent::Error(status)] = &events[..] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(status.code, 410);
+    assert_eq!(status.reason, StatusReason::Expired);
+}
+
+#[tokio::test]
+async fn garbage_between_events_is_a_frame_error() {
+    let body: &[u8] =
+        b"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"5\"}}}\n]oops";
+    let garbage_at = body.iter().position(|&b| b == b']').unwrap() as u64;
+    let chunks = [
+        Bytes::from_static(&body[..40]),
+        Bytes::from_static(&body[40..]),
+    ];
+    let (events, error) = collect(Watch::new(Chunks::new(chunks, Then::End))).await;
+    assert_eq!(events.len(), 1);
+    match error {
+        Some(WatchError::Frame(FrameError::Unexpected { byte: b']', offset })) => {
+            assert_eq!(
+                offset, garbage_at,
+                "the offset counts from the start of the body"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn undecodable_event_is_a_decode_error_that_quotes_nothing() {
+    for frame in [
+        &br#"{"type":"EXPLODED","object":{}}"#[..],
+        br#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#,
+        br#"{"type":"ADDED","object":{"data":{"password":"hunter2"}},}"#,
+    ] {
+        let (events, error) = collect(Watch::new(Chunks::new(
+            [Bytes::copy_from_slice(frame)],
+            Then::End,
+        )))
+        .await;
+        assert!(events.is_empty());
+        let error = error.expect("a decode error");
+        assert!(matches!(error, WatchError::Decode { .. }), "{error:?}");
+        assert!(!error.to_string().contains("hunter2"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn oversized_event_is_refused_before_it_is_buffered_whole() {
+    let big = format!(
+        r#"{{"type":"ADDED","object":{{"data":{{"k":"{}"}}}}}}"#,
+        "x".repeat(10_000)
+    );
+    let chunks: Vec<Bytes> = big
+        .as_bytes()
+        .chunks(1000)
+        .map(Bytes::copy_from_slice)
+        .collect();
+    let watch = Watch::<DynamicObject>::new(Chunks::new(chunks, Then::Hang)).with_max_frame(4096);
+    let (events, error) = collect(watch).await;
+    assert!(events.is_empty());
+    assert!(
+        matches!(
+            error,
+            Some(WatchError::Frame(FrameError::TooLarge { limit: 4096 }))
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn body_ending_inside_an_event_is_truncated() {
+    let chunks = [
+        Bytes::from_static(
+            b"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"5\"}}}\n",
+        ),
+        Bytes::from_static(b"{\"type\":\"ADDED\",\"obj"),
+    ];
+    let (events, error) = collect(Watch::new(Chunks::new(chunks, Then::End))).await;
+    assert_eq!(events.len(), 1);
+    assert!(
+        matches!(error, Some(WatchError::Truncated { pending: 20 })),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn transport_failure_is_reported() {
+    let (events, error) = collect(Watch::new(Chunks::new([], Then::Fail))).await;
+    assert!(events.is_empty());
+    let error = error.unwrap();
+    assert!(matches!(error, WatchError::Transport(_)));
+    assert!(error.to_string().contains("connection reset"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn stalled_watch_is_detected_by_the_idle_timeout() {
+    let first = Bytes::from_static(
+        b"{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"5\"}}}\n",
+    );
+    let watch = Watch::<DynamicObject>::new(Chunks::new([first], Then::Hang))
+        .with_idle_timeout(Duration::from_secs(30));
+    let start = tokio::time::Instant::now();
+    let (events, error) = collect(watch).await;
+    assert_eq!(events.len(), 1);
+    assert!(
+        matches!(error, Some(WatchError::Stalled { .. })),
+        "{error:?}"
+    );
+    assert_eq!(start.elapsed(), Duration::from_secs(30));
+}
+
+#[tokio::test]
+async fn stop_ends_the_stream() {
+    let mut watch = Watch::<DynamicObject>::new(Chunks::new([], Then::Hang));
+    watch.stop();
+    assert!(watch.next().await.is_none());
+}
