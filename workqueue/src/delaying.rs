@@ -8,36 +8,36 @@
 //!
 //! ## Where it differs from client-go
 //!
-//! * `add_after` inserts into the heap directly under a lock, instead of sending to the timer
-//!   goroutine over a channel of 1,000 entries; it never blocks, and a burst of adds costs one
-//!   lock each rather than a channel round trip each.
-//! * The timer is woken only when an add changes the earliest ready time, and needs no 10 s
-//!   heartbeat: it cannot miss a wake-up (a `Notify` permit is kept until it is consumed).
-//! * Moving an item's ready time earlier pushes a second heap entry instead of fixing the heap in
-//!   place; the map of ready times tells which entry is current, and stale ones are skipped when
-//!   they surface. This keeps a waiting item at one heap entry (ready time + key) and one map
-//!   entry, about 60 bytes plus the key (the key itself is shared, not copied).
+//! * Waiting items live in the queue's own state, under its lock: the item's table entry holds
+//!   its ready time next to its place in line (see `state.rs`), and a min-heap orders the ready
+//!   times. `add_after` never blocks (client-go sends to the timer goroutine over a channel of
+//!   1,000 entries), and the timer moves a due item into line with one lookup of its entry.
+//! * The timer is woken only when an add makes a ready time the earliest, and needs no 10 s
+//!   heartbeat: it cannot miss a wake-up (a `Notify` permit is kept until it is consumed). It
+//!   moves due items in batches of at most [`FIRE_BATCH`], yielding between batches, so a
+//!   burst of due items never holds the lock for long.
+//! * A waiting item costs one heap entry (ready time, hash, key) and, unless the item is in
+//!   line or being processed anyway, one table entry (key and one word): about 85 bytes with
+//!   the tables' slack, plus the key itself, which is shared, not copied.
 //! * Ready times are nanoseconds since the queue's creation on tokio's clock, so tests drive the
 //!   queue with a paused clock.
 //!
 //! [`DelayingQueue`] dereferences to its [`Queue`], as client-go's embeds its `Interface`.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fmt;
-use std::hash::BuildHasher;
 use std::ops::Deref;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use hashbrown::HashTable;
-use hashbrown::hash_table::Entry as TableEntry;
-use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::metrics::{CounterMetric, resolve_provider};
 use crate::queue::{Queue, QueueConfig, QueueItem};
+use crate::state::Fired;
+
+/// How many due items the timer moves into line per critical section.
+pub const FIRE_BATCH: usize = 1024;
 
 /// A work queue whose items can be added after a delay. Cloning gives another handle.
 ///
@@ -66,47 +66,10 @@ pub struct DelayingQueue<T> {
 
 struct Inner<T> {
     queue: Queue<T>,
-    waiting: Mutex<Waiting<T>>,
     /// Wakes the timer task: the earliest ready time changed, or the queue stopped.
     timer: Arc<Notify>,
     epoch: Instant,
     retries: Option<Box<dyn CounterMetric>>,
-}
-
-/// Items waiting for their ready time.
-///
-/// Invariant: every item of `ready_at` has a heap entry with exactly that ready time; heap
-/// entries whose time differs from `ready_at` (or whose item is absent) are stale and are
-/// skipped. Hashes are the queue's, computed before the lock is taken and kept in the heap
-/// entry, so neither a waiting add nor the timer hashes a key under the lock.
-struct Waiting<T> {
-    heap: BinaryHeap<Reverse<Entry<T>>>,
-    ready_at: HashTable<(T, u64)>,
-    stopped: bool,
-}
-
-/// A heap entry, ordered by ready time only.
-struct Entry<T> {
-    at: u64,
-    hash: u64,
-    item: T,
-}
-
-impl<T> PartialEq for Entry<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.at == other.at
-    }
-}
-impl<T> Eq for Entry<T> {}
-impl<T> PartialOrd for Entry<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<T> Ord for Entry<T> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.at.cmp(&other.at)
-    }
 }
 
 impl<T> Clone for DelayingQueue<T> {
@@ -143,11 +106,6 @@ impl<T: QueueItem> DelayingQueue<T> {
             .map(|provider| provider.new_retries_metric(&config.name));
         let inner = Arc::new(Inner {
             queue: Queue::with_config(config),
-            waiting: Mutex::new(Waiting {
-                heap: BinaryHeap::new(),
-                ready_at: HashTable::new(),
-                stopped: false,
-            }),
             timer: Arc::new(Notify::new()),
             epoch: Instant::now(),
             retries,
@@ -175,62 +133,35 @@ impl<T: QueueItem> DelayingQueue<T> {
         let at = Instant::now()
             .checked_add(delay)
             .map_or(u64::MAX, |at| inner.ticks(at));
-        let hash = inner.queue.hash(&item);
-        let hasher = inner.queue.hasher();
-        let wake_timer = {
-            let mut guard = inner.waiting.lock();
-            let waiting = &mut *guard;
-            if waiting.stopped {
-                return;
-            }
-            let entry = waiting.ready_at.entry(
-                hash,
-                |(waiting, _)| *waiting == item,
-                |(waiting, _)| hasher.hash_one(waiting),
-            );
-            match entry {
-                TableEntry::Occupied(mut entry) => {
-                    let ready_at = &mut entry.get_mut().1;
-                    if *ready_at <= at {
-                        return;
-                    }
-                    *ready_at = at;
-                }
-                TableEntry::Vacant(entry) => {
-                    entry.insert((item.clone(), at));
-                }
-            }
-            let earliest = waiting.heap.peek().is_none_or(|Reverse(head)| at < head.at);
-            waiting.heap.push(Reverse(Entry { at, hash, item }));
-            earliest
-        };
-        if wake_timer {
+        if inner.queue.add_at(item, at) {
             inner.timer.notify_one();
         }
     }
 
     /// How many items wait for their delay to pass (items already in line are not counted).
     pub fn waiting_len(&self) -> usize {
-        self.inner.waiting.lock().ready_at.len()
+        self.inner.queue.delayed_len()
     }
 
     /// Shuts the queue down (see [`Queue::shut_down`]) and drops the items still waiting.
     pub fn shut_down(&self) {
-        self.inner.stop_timer();
         self.inner.queue.shut_down();
+        self.inner.timer.notify_one();
     }
 
     /// Shuts the queue down, drops the items still waiting, and waits until every item handed
     /// out is done (see [`Queue::shut_down_with_drain`]).
     pub async fn shut_down_with_drain(&self) {
-        self.inner.stop_timer();
-        self.inner.queue.shut_down_with_drain().await;
+        let drain = self.inner.queue.shut_down_with_drain();
+        self.inner.timer.notify_one();
+        drain.await;
     }
 
     /// [`shut_down_with_drain`](DelayingQueue::shut_down_with_drain) for plain threads.
     pub fn shut_down_with_drain_blocking(&self) {
-        self.inner.stop_timer();
-        self.inner.queue.shut_down_with_drain_blocking();
+        let drain = self.inner.queue.shut_down_with_drain();
+        self.inner.timer.notify_one();
+        crate::sync::block_on(drain);
     }
 }
 
@@ -239,58 +170,6 @@ impl<T> Inner<T> {
     fn ticks(&self, at: Instant) -> u64 {
         let since = at.saturating_duration_since(self.epoch).as_nanos();
         u64::try_from(since).unwrap_or(u64::MAX)
-    }
-
-    fn stop_timer(&self) {
-        {
-            let mut waiting = self.waiting.lock();
-            waiting.stopped = true;
-            waiting.heap = BinaryHeap::new();
-            waiting.ready_at = HashTable::new();
-        }
-        self.timer.notify_one();
-    }
-}
-
-impl<T: QueueItem> Inner<T> {
-    /// Moves every item that has come due into the queue; returns when the next one is due, or
-    /// `None` when the timer should stop.
-    fn fire_due(&self, due: &mut Vec<(u64, T)>) -> Option<Option<Instant>> {
-        let next = {
-            let mut waiting = self.waiting.lock();
-            if waiting.stopped || self.queue.shutting_down() {
-                return None;
-            }
-            let now = self.ticks(Instant::now());
-            let waiting = &mut *waiting;
-            while let Some(Reverse(head)) = waiting.heap.peek() {
-                if head.at > now {
-                    break;
-                }
-                let Some(Reverse(entry)) = waiting.heap.pop() else {
-                    break;
-                };
-                // A stale entry (its item was moved earlier and has fired, or waits for
-                // another time) is dropped.
-                let current = waiting
-                    .ready_at
-                    .find_entry(entry.hash, |(waiting, _)| *waiting == entry.item);
-                if let Ok(current) = current
-                    && current.get().1 == entry.at
-                {
-                    current.remove();
-                    due.push((entry.hash, entry.item));
-                }
-            }
-            waiting
-                .heap
-                .peek()
-                .and_then(|Reverse(head)| self.epoch.checked_add(Duration::from_nanos(head.at)))
-        };
-        if !due.is_empty() {
-            self.queue.add_all(due.drain(..));
-        }
-        Some(next)
     }
 }
 
@@ -303,16 +182,23 @@ impl<T> Drop for Inner<T> {
 
 /// The timer task: one per delaying queue.
 async fn run_timer<T: QueueItem>(inner: Weak<Inner<T>>, timer: Arc<Notify>) {
-    let mut due = Vec::new();
     loop {
-        let next = {
+        let fired = {
             let Some(inner) = inner.upgrade() else { return };
-            match inner.fire_due(&mut due) {
-                Some(next) => next,
-                None => return,
+            if inner.queue.shutting_down() {
+                return;
+            }
+            let now = inner.ticks(Instant::now());
+            match inner.queue.fire_due(now, FIRE_BATCH) {
+                Fired::NextAt(at) => inner.epoch.checked_add(Duration::from_nanos(at)),
+                Fired::Empty => None,
+                Fired::More => {
+                    tokio::task::yield_now().await;
+                    continue;
+                }
             }
         };
-        match next {
+        match fired {
             Some(at) => {
                 let _ = tokio::time::timeout_at(at, timer.notified()).await;
             }
@@ -329,11 +215,11 @@ impl<T> Deref for DelayingQueue<T> {
     }
 }
 
-impl<T> fmt::Debug for DelayingQueue<T> {
+impl<T: QueueItem> fmt::Debug for DelayingQueue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DelayingQueue")
             .field("queue", &self.inner.queue)
-            .field("waiting", &self.inner.waiting.lock().ready_at.len())
+            .field("waiting", &self.inner.queue.delayed_len())
             .finish()
     }
 }

@@ -53,6 +53,7 @@ mod metrics;
 mod prometheus;
 mod queue;
 mod rate_limiting;
+mod state;
 mod sync;
 mod waiters;
 

@@ -17,39 +17,31 @@
 //!   [`Processing::detach`] opts out for code that must call [`Queue::done`] itself.
 //! * Waiting is a FIFO of wakers under the queue's lock (see `waiters.rs`) rather than a
 //!   condition variable, so async tasks and threads ([`Queue::get_blocking`]) share it.
-//! * An item's state is one map entry (`Waiting`, `Processing` or `ProcessingDirty`) instead of
-//!   client-go's separate `dirty` and `processing` sets: one hash lookup per operation. The
-//!   item's hash is computed before the lock is taken and travels with the item (in line and in
-//!   the [`Processing`] guard), so no critical section reads a key's bytes to hash them.
+//! * An item's state is one table entry instead of client-go's separate `dirty` and
+//!   `processing` sets and the delaying queue's map: one hash lookup per operation, computed
+//!   before the lock is taken (see `state.rs`, which also lists the table's invariants).
 //!
-//! ## Invariants, kept under the state lock
+//! ## Invariants, kept under the lock
 //!
-//! 1. `line` holds exactly the items whose mark is `Waiting`, each once.
-//! 2. `processing` counts the items marked `Processing` or `ProcessingDirty`.
-//! 3. Every item pushed to `line` while a getter is parked wakes one getter; a woken getter that
+//! 1. Every item pushed in line while a getter is parked wakes one getter; a woken getter that
 //!    goes away without taking an item passes the wake-up on (see [`Get`]'s `Drop`).
-//! 4. Drain waiters are woken whenever `processing` reaches zero or the drain is cancelled.
-//! 5. `closed` is set, under the lock, in the same critical section that sets `shutting_down`,
-//!    and never cleared: [`Queue::shutting_down`] reads it without taking the lock, which keeps
-//!    the delaying queue's `add_after` off the queue's lock.
+//! 2. Drain waiters are woken whenever no item is being processed any more, or the drain is
+//!    cancelled.
+//! 3. `closed` is set in the same critical section that sets `shutting_down`, and never
+//!    cleared: [`Queue::shutting_down`] reads it without the lock, which keeps the delaying
+//!    queue's `add_after` off the lock once the queue is shut down.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
-use std::hash::BuildHasher;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
-use std::sync::atomic::Ordering;
-
-use hashbrown::HashTable;
-use hashbrown::hash_table::Entry;
-
+use crate::state::{Fired, ItemHasher, State, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
-use crate::waiters::Waiters;
 
 /// The bounds every queue item satisfies: a cheap-to-clone key such as `Arc<str>`.
 pub trait QueueItem: Hash + Eq + Clone + Send + 'static {}
@@ -115,9 +107,6 @@ pub struct Queue<T> {
     shared: Arc<Shared<T>>,
 }
 
-/// The hasher of every item table of a queue (its delaying queue's included).
-pub(crate) type ItemHasher = foldhash::fast::RandomState;
-
 struct Shared<T> {
     state: Mutex<State<T>>,
     hasher: ItemHasher,
@@ -125,95 +114,8 @@ struct Shared<T> {
     closed: AtomicBool,
 }
 
-/// Where an item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mark {
-    /// In line to be handed out.
-    Waiting,
-    /// Handed out to a worker.
-    Processing,
-    /// Handed out, and added again since: goes back in line when the worker is done.
-    ProcessingDirty,
-}
-
-/// An item and where it stands: one entry of the queue's table.
-struct Slot<T> {
-    item: T,
-    mark: Mark,
-}
-
-struct State<T> {
-    marks: HashTable<Slot<T>>,
-    /// Waiting items with their hashes, in the order they are handed out.
-    line: VecDeque<(u64, T)>,
-    processing: usize,
-    getters: Waiters,
-    drainers: Waiters,
-    shutting_down: bool,
-    drain: bool,
-    metrics: Option<QueueMetrics<T>>,
-}
-
-/// Wakers collected under the lock, woken after it is released.
-type Wakeups = Vec<Waker>;
-
 fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
     wakers.into_iter().for_each(Waker::wake);
-}
-
-impl<T: QueueItem> State<T> {
-    /// Marks `item` as needing processing: puts it in line unless it is waiting already, or
-    /// flags it to go back in line if it is being processed. Returns the getter to wake.
-    fn mark_dirty(&mut self, hasher: &ItemHasher, hash: u64, item: T) -> Option<Waker> {
-        let entry = self.marks.entry(
-            hash,
-            |slot| slot.item == item,
-            |slot| hasher.hash_one(&slot.item),
-        );
-        match entry {
-            Entry::Occupied(mut entry) => {
-                let slot = entry.get_mut();
-                if slot.mark == Mark::Processing {
-                    slot.mark = Mark::ProcessingDirty;
-                    if let Some(metrics) = &mut self.metrics {
-                        metrics.add(&slot.item);
-                    }
-                }
-                None
-            }
-            Entry::Vacant(entry) => {
-                if let Some(metrics) = &mut self.metrics {
-                    metrics.add(&item);
-                }
-                entry.insert(Slot {
-                    item: item.clone(),
-                    mark: Mark::Waiting,
-                });
-                self.line.push_back((hash, item));
-                self.getters.pop()
-            }
-        }
-    }
-
-    /// Takes the first waiting item and marks it as processing.
-    fn take_next(&mut self) -> Option<(u64, T)> {
-        let (hash, item) = self.line.pop_front()?;
-        if let Some(slot) = self.marks.find_mut(hash, |slot| slot.item == item) {
-            slot.mark = Mark::Processing;
-        }
-        self.processing += 1;
-        if let Some(metrics) = &mut self.metrics {
-            metrics.get(&item);
-        }
-        Some((hash, item))
-    }
-
-    fn finish_processing(&mut self, wakeups: &mut Wakeups) {
-        self.processing -= 1;
-        if self.processing == 0 {
-            wakeups.extend(self.drainers.drain());
-        }
-    }
 }
 
 impl<T: QueueItem> Default for Queue<T> {
@@ -247,16 +149,7 @@ impl<T: QueueItem> Queue<T> {
         let has_metrics = metrics.is_some();
         let queue = Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State {
-                    marks: HashTable::new(),
-                    line: VecDeque::new(),
-                    processing: 0,
-                    getters: Waiters::default(),
-                    drainers: Waiters::default(),
-                    shutting_down: false,
-                    drain: false,
-                    metrics,
-                }),
+                state: Mutex::new(State::new(metrics)),
                 closed: AtomicBool::new(false),
                 hasher: ItemHasher::default(),
             }),
@@ -311,37 +204,42 @@ impl<T: QueueItem> Queue<T> {
             if state.shutting_down {
                 return;
             }
-            state.mark_dirty(&self.shared.hasher, hash, item)
+            state.add(&self.shared.hasher, hash, item)
         };
         if let Some(waker) = wakeup {
             waker.wake();
         }
     }
 
-    /// The hash of `item` in this queue's tables.
-    pub(crate) fn hash(&self, item: &T) -> u64 {
+    fn hash(&self, item: &T) -> u64 {
         self.shared.hasher.hash_one(item)
     }
 
-    /// The hasher of this queue's tables, for tables that share its hashes.
-    pub(crate) fn hasher(&self) -> &ItemHasher {
-        &self.shared.hasher
+    /// Schedules an add of `item` at `at` (nanoseconds on the delaying queue's clock), keeping
+    /// an earlier pending one. Returns whether the timer must re-arm for an earlier time.
+    pub(crate) fn add_at(&self, item: T, at: u64) -> bool {
+        if self.shutting_down() {
+            return false;
+        }
+        let hash = self.hash(&item);
+        let mut state = self.shared.state.lock();
+        if state.shutting_down {
+            return false;
+        }
+        state.add_after(&self.shared.hasher, hash, item, at)
     }
 
-    /// Adds every `(hash, item)` of `items`, taking the lock once: what the delaying queue does
-    /// when a batch of items comes due together.
-    pub(crate) fn add_all(&self, items: impl IntoIterator<Item = (u64, T)>) {
+    /// Adds the delayed items due at `now`, at most `limit` of them in one critical section.
+    pub(crate) fn fire_due(&self, now: u64, limit: usize) -> Fired {
         let mut wakeups = Wakeups::new();
-        {
-            let mut state = self.shared.state.lock();
-            if state.shutting_down {
-                return;
-            }
-            for (hash, item) in items {
-                wakeups.extend(state.mark_dirty(&self.shared.hasher, hash, item));
-            }
-        }
+        let fired = self.shared.state.lock().fire_due(now, limit, &mut wakeups);
         wake_all(wakeups);
+        fired
+    }
+
+    /// How many items have a delayed add pending.
+    pub(crate) fn delayed_len(&self) -> usize {
+        self.shared.state.lock().delayed_len()
     }
 
     /// Waits for the next item; `None` once the queue is shut down and empty.
@@ -372,30 +270,7 @@ impl<T: QueueItem> Queue<T> {
 
     fn done_hashed(&self, hash: u64, item: &T) {
         let mut wakeups = Wakeups::new();
-        {
-            let mut guard = self.shared.state.lock();
-            let state = &mut *guard;
-            let Ok(entry) = state.marks.find_entry(hash, |slot| slot.item == *item) else {
-                return;
-            };
-            match entry.get().mark {
-                // Not being processed: nothing to do.
-                Mark::Waiting => return,
-                Mark::Processing => {
-                    entry.remove();
-                }
-                Mark::ProcessingDirty => {
-                    let slot = entry.into_mut();
-                    slot.mark = Mark::Waiting;
-                    state.line.push_back((hash, slot.item.clone()));
-                    wakeups.extend(state.getters.pop());
-                }
-            }
-            if let Some(metrics) = &mut state.metrics {
-                metrics.done(item);
-            }
-            state.finish_processing(&mut wakeups);
-        }
+        self.shared.state.lock().done(hash, item, &mut wakeups);
         wake_all(wakeups);
     }
 
@@ -409,12 +284,13 @@ impl<T: QueueItem> Queue<T> {
         self.len() == 0
     }
 
-    /// Stops the queue: later adds are ignored, and once the items still in line are handed out,
-    /// `get` returns `None`. Does not wait for workers; cancels a pending
-    /// [`shut_down_with_drain`](Queue::shut_down_with_drain).
+    /// Stops the queue: later adds are ignored, pending delayed adds are dropped, and once the
+    /// items still in line are handed out, `get` returns `None`. Does not wait for workers;
+    /// cancels a pending [`shut_down_with_drain`](Queue::shut_down_with_drain).
     pub fn shut_down(&self) {
         let wakeups: Wakeups = {
             let mut state = self.shared.state.lock();
+            state.clear_delayed();
             state.shutting_down = true;
             self.shared.closed.store(true, Ordering::Release);
             state.drain = false;
@@ -436,6 +312,7 @@ impl<T: QueueItem> Queue<T> {
     pub fn shut_down_with_drain(&self) -> Drain<'_, T> {
         let wakeups: Wakeups = {
             let mut state = self.shared.state.lock();
+            state.clear_delayed();
             state.shutting_down = true;
             self.shared.closed.store(true, Ordering::Release);
             state.drain = true;

@@ -112,7 +112,7 @@ impl<T> Deref for RateLimitingQueue<T> {
     }
 }
 
-impl<T> fmt::Debug for RateLimitingQueue<T> {
+impl<T: QueueItem> fmt::Debug for RateLimitingQueue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RateLimitingQueue")
             .field("queue", &self.queue)

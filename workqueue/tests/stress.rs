@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use clientgo_workqueue::Queue;
+use clientgo_workqueue::{DelayingQueue, Queue};
 
 /// splitmix64: a small, seedable generator good enough to pick keys and pauses.
 struct Rng(u64);
@@ -184,5 +184,87 @@ fn drain_never_returns_while_an_item_is_held() {
                 worker.join().unwrap();
             }
         }
+    });
+}
+
+/// The same guarantees with delayed adds mixed in: the timer task races the workers and the
+/// producers for the one lock, and every change is still handed out after its delay.
+#[test]
+fn delayed_adds_are_never_lost_or_doubled() {
+    with_seeds(|seed| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let queue: DelayingQueue<usize> = {
+            let _entered = runtime.enter();
+            DelayingQueue::new()
+        };
+        let version: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
+        let seen: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
+        let holders: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..KEYS).map(|_| AtomicUsize::new(0)).collect());
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                let (queue, version, seen, holders) = (
+                    queue.clone(),
+                    version.clone(),
+                    seen.clone(),
+                    holders.clone(),
+                );
+                thread::spawn(move || {
+                    let mut rng = Rng(seed ^ (0x2000 + w as u64));
+                    while let Some(item) = queue.get_blocking() {
+                        let key = *item;
+                        assert_eq!(
+                            holders[key].fetch_add(1, Ordering::SeqCst),
+                            0,
+                            "two holders"
+                        );
+                        seen[key].fetch_max(version[key].load(Ordering::SeqCst), Ordering::SeqCst);
+                        if rng.below(20) == 0 {
+                            queue.add_after(key, Duration::from_micros(rng.below(500)));
+                        }
+                        rng.jitter();
+                        holders[key].fetch_sub(1, Ordering::SeqCst);
+                        drop(item);
+                    }
+                })
+            })
+            .collect();
+        let producers: Vec<_> = (0..PRODUCERS)
+            .map(|p| {
+                let (queue, version) = (queue.clone(), version.clone());
+                thread::spawn(move || {
+                    let mut rng = Rng(seed ^ (0x3000 + p as u64));
+                    for _ in 0..ADDS_PER_PRODUCER / 4 {
+                        let key = rng.below(KEYS as u64) as usize;
+                        version[key].fetch_add(1, Ordering::SeqCst);
+                        match rng.below(3) {
+                            0 => queue.add(key),
+                            _ => queue.add_after(key, Duration::from_micros(rng.below(2000))),
+                        }
+                        rng.jitter();
+                    }
+                })
+            })
+            .collect();
+        for producer in producers {
+            producer.join().unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let all_seen = || {
+            (0..KEYS).all(|k| seen[k].load(Ordering::SeqCst) == version[k].load(Ordering::SeqCst))
+        };
+        while !all_seen() {
+            assert!(Instant::now() < deadline, "a delayed add was lost");
+            thread::yield_now();
+        }
+        queue.shut_down();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        assert_eq!(queue.waiting_len(), 0);
     });
 }

@@ -1,0 +1,411 @@
+//! The state of a queue, kept under its one lock: the item table, the line, the delayed adds.
+//!
+//! client-go keeps an item's state in several places: the queue's `dirty` and `processing`
+//! sets, and the delaying queue's map of waiting entries (behind the timer goroutine). Here one
+//! table entry per item holds all of it, so each operation finds the item once:
+//!
+//! * its **mark**: `Idle` (only a delayed add pending), `Waiting` (in line), `Processing`
+//!   (handed out), `ProcessingDirty` (handed out and added again since);
+//! * its **ready time**, when a delayed add of it is pending (client-go's delaying queue keeps
+//!   at most one per item, the earliest).
+//!
+//! Delayed adds also sit in a min-heap ordered by ready time, which the delaying queue's timer
+//! drains. Moving an item's ready time earlier pushes a second heap entry; the table says which
+//! entry is current, and stale ones are dropped when they surface.
+//!
+//! ## Invariants
+//!
+//! 1. `line` holds exactly the items marked `Waiting`, each once.
+//! 2. `processing` counts the items marked `Processing` or `ProcessingDirty`.
+//! 3. An entry exists only while its item is marked other than `Idle` or has a ready time.
+//! 4. Every item with a ready time has a heap entry with exactly that time; `delayed` counts
+//!    those items.
+//!
+//! Hashes are computed by the caller before the lock is taken, and travel with the item (in
+//! line, in the heap, in the worker's guard), so no critical section hashes a key.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::hash::BuildHasher;
+use std::task::Waker;
+
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
+
+use crate::metrics::QueueMetrics;
+use crate::queue::QueueItem;
+use crate::waiters::Waiters;
+
+/// The hasher of a queue's table.
+pub(crate) type ItemHasher = foldhash::fast::RandomState;
+
+/// Wakers collected under the lock, woken after it is released.
+pub(crate) type Wakeups = Vec<Waker>;
+
+/// Where an item stands in line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// Not in line nor handed out: only a delayed add is pending.
+    Idle = 0,
+    /// In line to be handed out.
+    Waiting = 1,
+    /// Handed out to a worker.
+    Processing = 2,
+    /// Handed out, and added again since: goes back in line when the worker is done.
+    ProcessingDirty = 3,
+}
+
+/// One table entry: the item, its mark and its ready time, packed in one word so that an
+/// entry is a key plus eight bytes.
+struct Slot<T> {
+    item: T,
+    /// Bits 62..64: the mark; bits 0..62: the ready time plus one, or zero for none.
+    packed: u64,
+}
+
+const MARK_SHIFT: u32 = 62;
+const READY_MASK: u64 = (1 << MARK_SHIFT) - 1;
+
+/// The latest ready time a slot can hold (about 146 years after the queue's creation); later
+/// ones are clamped to it.
+pub(crate) const MAX_READY_AT: u64 = READY_MASK - 1;
+
+impl<T> Slot<T> {
+    fn new(item: T, mark: Mark) -> Self {
+        Self {
+            item,
+            packed: (mark as u64) << MARK_SHIFT,
+        }
+    }
+
+    fn mark(&self) -> Mark {
+        match self.packed >> MARK_SHIFT {
+            0 => Mark::Idle,
+            1 => Mark::Waiting,
+            2 => Mark::Processing,
+            _ => Mark::ProcessingDirty,
+        }
+    }
+
+    fn set_mark(&mut self, mark: Mark) {
+        self.packed = (self.packed & READY_MASK) | ((mark as u64) << MARK_SHIFT);
+    }
+
+    fn ready_at(&self) -> Option<u64> {
+        (self.packed & READY_MASK).checked_sub(1)
+    }
+
+    fn set_ready_at(&mut self, at: Option<u64>) {
+        let ready = at.map_or(0, |at| at.min(MAX_READY_AT) + 1);
+        self.packed = (self.packed & !READY_MASK) | ready;
+    }
+}
+
+/// A pending delayed add, ordered by ready time only.
+struct Delayed<T> {
+    at: u64,
+    hash: u64,
+    item: T,
+}
+
+impl<T> PartialEq for Delayed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at
+    }
+}
+impl<T> Eq for Delayed<T> {}
+impl<T> PartialOrd for Delayed<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Delayed<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.at.cmp(&other.at)
+    }
+}
+
+/// What the timer should do after [`State::fire_due`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fired {
+    /// Sleep until this ready time.
+    NextAt(u64),
+    /// Nothing is pending: sleep until woken.
+    Empty,
+    /// The batch limit was reached with more items due: yield, then fire again.
+    More,
+}
+
+/// Everything a queue guards with its lock.
+pub(crate) struct State<T> {
+    table: HashTable<Slot<T>>,
+    /// Waiting items with their hashes, in the order they are handed out.
+    pub(crate) line: VecDeque<(u64, T)>,
+    pub(crate) processing: usize,
+    heap: BinaryHeap<Reverse<Delayed<T>>>,
+    delayed: usize,
+    pub(crate) getters: Waiters,
+    pub(crate) drainers: Waiters,
+    pub(crate) shutting_down: bool,
+    pub(crate) drain: bool,
+    pub(crate) metrics: Option<QueueMetrics<T>>,
+}
+
+/// The move of an item into the "needs processing" state, shared by `add` and a fired delay.
+fn make_dirty<T: QueueItem>(
+    slot: &mut Slot<T>,
+    hash: u64,
+    item: impl FnOnce(&T) -> T,
+    line: &mut VecDeque<(u64, T)>,
+    getters: &mut Waiters,
+    metrics: &mut Option<QueueMetrics<T>>,
+) -> Option<Waker> {
+    let next = match slot.mark() {
+        Mark::Waiting | Mark::ProcessingDirty => return None,
+        Mark::Processing => Mark::ProcessingDirty,
+        Mark::Idle => Mark::Waiting,
+    };
+    slot.set_mark(next);
+    if let Some(metrics) = metrics {
+        metrics.add(&slot.item);
+    }
+    if next != Mark::Waiting {
+        return None;
+    }
+    line.push_back((hash, item(&slot.item)));
+    getters.pop()
+}
+
+impl<T: QueueItem> State<T> {
+    pub(crate) fn new(metrics: Option<QueueMetrics<T>>) -> Self {
+        Self {
+            table: HashTable::new(),
+            line: VecDeque::new(),
+            processing: 0,
+            heap: BinaryHeap::new(),
+            delayed: 0,
+            getters: Waiters::default(),
+            drainers: Waiters::default(),
+            shutting_down: false,
+            drain: false,
+            metrics,
+        }
+    }
+
+    /// Marks `item` as needing processing: puts it in line unless it is waiting already, or
+    /// flags it to go back in line if it is being processed. Returns the getter to wake.
+    pub(crate) fn add(&mut self, hasher: &ItemHasher, hash: u64, item: T) -> Option<Waker> {
+        let entry = self.table.entry(
+            hash,
+            |slot| slot.item == item,
+            |slot| hasher.hash_one(&slot.item),
+        );
+        let mut entry = match entry {
+            Entry::Occupied(entry) => entry,
+            Entry::Vacant(entry) => entry.insert(Slot::new(item.clone(), Mark::Idle)),
+        };
+        make_dirty(
+            entry.get_mut(),
+            hash,
+            |_| item,
+            &mut self.line,
+            &mut self.getters,
+            &mut self.metrics,
+        )
+    }
+
+    /// Takes the first waiting item and marks it as processing.
+    pub(crate) fn take_next(&mut self) -> Option<(u64, T)> {
+        let (hash, item) = self.line.pop_front()?;
+        if let Some(slot) = self.table.find_mut(hash, |slot| slot.item == item) {
+            slot.set_mark(Mark::Processing);
+        }
+        self.processing += 1;
+        if let Some(metrics) = &mut self.metrics {
+            metrics.get(&item);
+        }
+        Some((hash, item))
+    }
+
+    /// Marks a handed-out item done; an item added while it was processed goes back in line.
+    /// Does nothing for an item that is not being processed.
+    pub(crate) fn done(&mut self, hash: u64, item: &T, wakeups: &mut Wakeups) {
+        let Ok(entry) = self.table.find_entry(hash, |slot| slot.item == *item) else {
+            return;
+        };
+        match entry.get().mark() {
+            Mark::Idle | Mark::Waiting => return,
+            Mark::Processing if entry.get().ready_at().is_none() => {
+                entry.remove();
+            }
+            Mark::Processing => entry.into_mut().set_mark(Mark::Idle),
+            Mark::ProcessingDirty => {
+                let slot = entry.into_mut();
+                slot.set_mark(Mark::Waiting);
+                self.line.push_back((hash, slot.item.clone()));
+                wakeups.extend(self.getters.pop());
+            }
+        }
+        if let Some(metrics) = &mut self.metrics {
+            metrics.done(item);
+        }
+        self.processing -= 1;
+        if self.processing == 0 {
+            wakeups.extend(self.drainers.drain());
+        }
+    }
+
+    /// Schedules an add of `item` at ready time `at`, unless one at the same time or earlier
+    /// is pending. Returns whether `at` is now the earliest ready time (the timer must re-arm).
+    pub(crate) fn add_after(&mut self, hasher: &ItemHasher, hash: u64, item: T, at: u64) -> bool {
+        let at = at.min(MAX_READY_AT);
+        let entry = self.table.entry(
+            hash,
+            |slot| slot.item == item,
+            |slot| hasher.hash_one(&slot.item),
+        );
+        let slot = match entry {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(entry) => entry.insert(Slot::new(item.clone(), Mark::Idle)).into_mut(),
+        };
+        match slot.ready_at() {
+            Some(pending) if pending <= at => return false,
+            Some(_) => {}
+            None => self.delayed += 1,
+        }
+        slot.set_ready_at(Some(at));
+        let earliest = self.heap.peek().is_none_or(|Reverse(head)| at < head.at);
+        self.heap.push(Reverse(Delayed { at, hash, item }));
+        earliest
+    }
+
+    /// Adds every item whose ready time is at or before `now`, at most `limit` of them.
+    pub(crate) fn fire_due(&mut self, now: u64, limit: usize, wakeups: &mut Wakeups) -> Fired {
+        let mut fired = 0;
+        loop {
+            let Some(Reverse(head)) = self.heap.peek() else {
+                return Fired::Empty;
+            };
+            if head.at > now {
+                return Fired::NextAt(head.at);
+            }
+            if fired == limit {
+                return Fired::More;
+            }
+            let Some(Reverse(due)) = self.heap.pop() else {
+                return Fired::Empty;
+            };
+            let current = self
+                .table
+                .find_mut(due.hash, |slot| slot.item == due.item)
+                .filter(|slot| slot.ready_at() == Some(due.at));
+            // A stale entry (its item's time moved earlier, or it already fired) is dropped.
+            let Some(slot) = current else { continue };
+            slot.set_ready_at(None);
+            self.delayed -= 1;
+            fired += 1;
+            let item = due.item;
+            wakeups.extend(make_dirty(
+                slot,
+                due.hash,
+                move |_| item,
+                &mut self.line,
+                &mut self.getters,
+                &mut self.metrics,
+            ));
+        }
+    }
+
+    /// Drops every pending delayed add (on shut down).
+    pub(crate) fn clear_delayed(&mut self) {
+        self.heap = BinaryHeap::new();
+        self.delayed = 0;
+        self.table.retain(|slot| {
+            slot.set_ready_at(None);
+            slot.mark() != Mark::Idle
+        });
+    }
+
+    /// How many items have a delayed add pending.
+    pub(crate) fn delayed_len(&self) -> usize {
+        self.delayed
+    }
+}
+
+#[cfg(all(test, not(clientgo_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_packs_mark_and_ready_time_in_one_word() {
+        assert_eq!(std::mem::size_of::<Slot<std::sync::Arc<str>>>(), 24);
+        let mut slot = Slot::new("k", Mark::Processing);
+        assert_eq!((slot.mark(), slot.ready_at()), (Mark::Processing, None));
+        slot.set_ready_at(Some(0));
+        assert_eq!((slot.mark(), slot.ready_at()), (Mark::Processing, Some(0)));
+        slot.set_mark(Mark::ProcessingDirty);
+        slot.set_ready_at(Some(u64::MAX));
+        assert_eq!(
+            (slot.mark(), slot.ready_at()),
+            (Mark::ProcessingDirty, Some(MAX_READY_AT))
+        );
+        slot.set_ready_at(None);
+        slot.set_mark(Mark::Idle);
+        assert_eq!((slot.mark(), slot.ready_at()), (Mark::Idle, None));
+    }
+
+    #[test]
+    fn a_delayed_add_of_a_processing_item_requeues_it_after_done() {
+        let hasher = ItemHasher::default();
+        let mut state: State<&str> = State::new(None);
+        let mut wakeups = Wakeups::new();
+        let hash = hasher.hash_one("k");
+        state.add(&hasher, hash, "k");
+        assert_eq!(state.take_next(), Some((hash, "k")));
+        assert!(state.add_after(&hasher, hash, "k", 10));
+        assert!(
+            !state.add_after(&hasher, hash, "k", 20),
+            "the earlier time stays"
+        );
+        assert_eq!(state.fire_due(5, 100, &mut wakeups), Fired::NextAt(10));
+        assert_eq!(state.fire_due(10, 100, &mut wakeups), Fired::Empty);
+        assert!(state.line.is_empty(), "still processing: marked dirty only");
+        state.done(hash, &"k", &mut wakeups);
+        assert_eq!(state.line.len(), 1);
+        assert_eq!(state.delayed_len(), 0);
+    }
+
+    #[test]
+    fn entries_go_once_nothing_is_pending() {
+        let hasher = ItemHasher::default();
+        let mut state: State<&str> = State::new(None);
+        let mut wakeups = Wakeups::new();
+        let hash = hasher.hash_one("k");
+        state.add_after(&hasher, hash, "k", 10);
+        state.add_after(&hasher, hash, "k", 5);
+        assert_eq!(state.table.len(), 1);
+        assert_eq!(state.fire_due(5, 100, &mut wakeups), Fired::NextAt(10));
+        assert_eq!(
+            state.fire_due(10, 100, &mut wakeups),
+            Fired::Empty,
+            "stale entry"
+        );
+        assert_eq!(state.take_next(), Some((hash, "k")));
+        state.done(hash, &"k", &mut wakeups);
+        assert_eq!(state.table.len(), 0);
+    }
+
+    #[test]
+    fn firing_stops_at_the_batch_limit() {
+        let hasher = ItemHasher::default();
+        let mut state: State<u32> = State::new(None);
+        let mut wakeups = Wakeups::new();
+        for i in 0..5 {
+            state.add_after(&hasher, hasher.hash_one(i), i, u64::from(i));
+        }
+        assert_eq!(state.fire_due(10, 3, &mut wakeups), Fired::More);
+        assert_eq!(state.fire_due(10, 3, &mut wakeups), Fired::Empty);
+        let order: Vec<u32> = state.line.iter().map(|(_, item)| *item).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4]);
+    }
+}
