@@ -37,7 +37,7 @@ use crate::queue::{Queue, QueueConfig, QueueItem};
 use crate::state::Fired;
 
 /// How many due items the timer moves into line per critical section.
-pub const FIRE_BATCH: usize = 1024;
+pub(crate) const FIRE_BATCH: usize = 1024;
 
 /// A work queue whose items can be added after a delay. Cloning gives another handle.
 ///

@@ -8,7 +8,7 @@
 //!   hands a key out again if it changed while it was being processed.
 //! * [`DelayingQueue`]: adds keys after a delay, with one timer for the whole queue.
 //! * [`RateLimitingQueue`]: retries failed keys after a delay chosen by a
-//!   [`RateLimiter`](clientgo_ratelimit::RateLimiter), typically growing per failure.
+//!   [`RateLimiter`], typically growing per failure.
 //! * Metrics with client-go's names through a [`MetricsProvider`], ready for Prometheus with
 //!   [`PrometheusMetricsProvider`].
 //!
