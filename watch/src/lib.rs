@@ -5,6 +5,8 @@
 //! * [`Watch<T>`]: a stream of [`WatchEvent<T>`](clientgo_apimachinery::WatchEvent) decoded
 //!   from a body, which tells a clean end (the server's timeout) from a failure (a reset
 //!   connection, a truncated or malformed stream, a stall).
+//! * [`RetryWatcher`]: re-opens the watch from the last resourceVersion it delivered, through
+//!   any [`WatchSource`], until only a relist can help (410 Gone).
 //!
 //! ```
 //! use bytes::Bytes;
@@ -30,7 +32,11 @@
 #![deny(missing_docs)]
 
 mod framer;
+mod retry;
 mod stream;
 
 pub use framer::{DEFAULT_MAX_FRAME, FrameError, Framer};
+pub use retry::{
+    MAX_BACKOFF, MIN_RESTART_INTERVAL, RetryWatchError, RetryWatcher, WatchSource, WatchStartError,
+};
 pub use stream::{BoxError, Watch, WatchBody, WatchError};
