@@ -1,0 +1,201 @@
+//! Fault injection: scripted failures a test can switch on through the server handle.
+//!
+//! Nothing in kube-apiserver does this on purpose; the faults reproduce what clients meet in
+//! real clusters: API priority and fairness rejecting with 429 + `Retry-After`, 500/503/504
+//! from overloaded or restarting servers, slow responses, connections cut in the middle of
+//! a list body or a watch frame, corrupted watch frames, watches that go silent, and watch
+//! streams ending all at once (a server restart). Request faults are matched by verb and
+//! resource and consumed one request at a time; stream faults act on the watches open now.
+
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::broadcast;
+
+use crate::errors::{self, ApiError};
+
+/// Which requests a fault applies to. `None` matches anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestMatch {
+    /// Verb: `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
+    pub verb: Option<String>,
+    /// Resource plural, e.g. `configmaps`.
+    pub resource: Option<String>,
+}
+
+impl RequestMatch {
+    /// Matches every request.
+    pub fn any() -> RequestMatch {
+        RequestMatch::default()
+    }
+
+    /// Matches one verb on one resource.
+    pub fn new(verb: &str, resource: &str) -> RequestMatch {
+        RequestMatch {
+            verb: Some(verb.to_owned()),
+            resource: Some(resource.to_owned()),
+        }
+    }
+
+    fn matches(&self, verb: &str, resource: &str) -> bool {
+        self.verb.as_deref().is_none_or(|v| v == verb)
+            && self.resource.as_deref().is_none_or(|r| r == resource)
+    }
+}
+
+/// The failure answered instead of the real response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectedError {
+    /// 429 TooManyRequests with `Retry-After: <secs>`.
+    TooManyRequests {
+        /// Seconds in `Retry-After`.
+        retry_after: u32,
+    },
+    /// 500 InternalError.
+    InternalError,
+    /// 503 ServiceUnavailable with `Retry-After`.
+    ServiceUnavailable {
+        /// Seconds in `Retry-After`.
+        retry_after: u32,
+    },
+    /// 504 Timeout with `Retry-After`.
+    GatewayTimeout {
+        /// Seconds in `Retry-After`.
+        retry_after: u32,
+    },
+    /// A list (or get) response whose body stops in the middle, then the connection drops.
+    CutBody,
+}
+
+impl InjectedError {
+    /// The error response, for the status-code faults.
+    pub fn to_api_error(self) -> Option<ApiError> {
+        match self {
+            InjectedError::TooManyRequests { retry_after } => {
+                Some(errors::too_many_requests(retry_after))
+            }
+            InjectedError::InternalError => Some(errors::internal("injected fault")),
+            InjectedError::ServiceUnavailable { retry_after } => {
+                Some(errors::service_unavailable(Some(retry_after)))
+            }
+            InjectedError::GatewayTimeout { retry_after } => {
+                Some(errors::gateway_timeout(Some(retry_after)))
+            }
+            InjectedError::CutBody => None,
+        }
+    }
+}
+
+/// A command to every open watch stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchFault {
+    /// End the stream cleanly (as on a server-side timeout or restart).
+    Close,
+    /// Write half a frame, then drop the connection.
+    CutMidFrame,
+    /// Write one frame that is not valid JSON, then keep streaming.
+    MalformedFrame,
+    /// Send nothing more (no events, no bookmarks) but keep the connection open.
+    Stall,
+}
+
+#[derive(Debug)]
+struct Rule {
+    matcher: RequestMatch,
+    error: InjectedError,
+    remaining: usize,
+}
+
+/// The fault state of one server.
+#[derive(Debug)]
+pub struct Faults {
+    rules: Mutex<Vec<Rule>>,
+    latency: Mutex<Duration>,
+    watch_tx: broadcast::Sender<WatchFault>,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        let (watch_tx, _) = broadcast::channel(64);
+        Faults {
+            rules: Mutex::new(Vec::new()),
+            latency: Mutex::new(Duration::ZERO),
+            watch_tx,
+        }
+    }
+}
+
+impl Faults {
+    /// Answers the next `count` requests matching `matcher` with `error`.
+    pub fn fail_next(&self, count: usize, matcher: RequestMatch, error: InjectedError) {
+        self.rules.lock().push(Rule {
+            matcher,
+            error,
+            remaining: count,
+        });
+    }
+
+    /// Removes every pending request fault and the added latency.
+    pub fn clear(&self) {
+        self.rules.lock().clear();
+        *self.latency.lock() = Duration::ZERO;
+    }
+
+    /// Delays every request by `latency` before it is handled.
+    pub fn set_latency(&self, latency: Duration) {
+        *self.latency.lock() = latency;
+    }
+
+    /// The added latency.
+    pub fn latency(&self) -> Duration {
+        *self.latency.lock()
+    }
+
+    /// Consumes and returns the fault for this request, if one matches.
+    pub fn take(&self, verb: &str, resource: &str) -> Option<InjectedError> {
+        let mut rules = self.rules.lock();
+        let i = rules
+            .iter()
+            .position(|r| r.remaining > 0 && r.matcher.matches(verb, resource))?;
+        let rule = &mut rules[i];
+        rule.remaining -= 1;
+        let error = rule.error;
+        if rule.remaining == 0 {
+            rules.remove(i);
+        }
+        Some(error)
+    }
+
+    /// Sends `fault` to every open watch; returns how many watches received it.
+    pub fn watches(&self, fault: WatchFault) -> usize {
+        self.watch_tx.send(fault).unwrap_or(0)
+    }
+
+    /// A receiver of watch faults, for one watch stream.
+    pub fn subscribe_watch(&self) -> broadcast::Receiver<WatchFault> {
+        self.watch_tx.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_are_consumed_in_order_and_matched() {
+        let f = Faults::default();
+        f.fail_next(
+            2,
+            RequestMatch::new("list", "pods"),
+            InjectedError::InternalError,
+        );
+        assert_eq!(f.take("list", "configmaps"), None);
+        assert_eq!(f.take("list", "pods"), Some(InjectedError::InternalError));
+        assert_eq!(f.take("list", "pods"), Some(InjectedError::InternalError));
+        assert_eq!(f.take("list", "pods"), None);
+        let e = InjectedError::TooManyRequests { retry_after: 3 }
+            .to_api_error()
+            .unwrap();
+        assert_eq!((e.code(), e.retry_after), (429, Some(3)));
+    }
+}

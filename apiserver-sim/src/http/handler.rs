@@ -1,0 +1,537 @@
+//! Request handling: authentication, faults, routing, and the verb handlers' HTTP side.
+//!
+//! Mirrors kube-apiserver's handler chain and `endpoints/handlers` (get.go, create.go,
+//! update.go, patch.go, delete.go, watch.go) for what a client observes: bearer-token
+//! authentication (401 Status), the verb chosen from method + path + `watch`, 404 for paths
+//! and resources not served, 405 for methods a path does not take, 415 for unknown patch
+//! types, 406 for a non-JSON `Accept`, 400 for bodies that are not JSON, 201 on create,
+//! Table output when asked for, and a chunked JSON stream for watches. Injected faults and
+//! latency apply here, before the verb runs.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use serde_json::{Value, json};
+
+use super::body::{self, Body};
+use super::route::{ResourcePath, Route, route};
+use super::{discovery, table};
+use crate::errors::{self, ApiError, ApiResult};
+use crate::faults::InjectedError;
+use crate::patch;
+use crate::resources::ResourceInfo;
+use crate::state::State;
+use crate::store::StoredObject;
+use crate::verbs::delete::{DeleteOptions, Deleted};
+use crate::verbs::list::ListOptions;
+use crate::verbs::update::Part;
+use crate::verbs::{create, delete, list, update, watch};
+
+/// Everything about a request the handlers need after routing.
+struct Ctx {
+    state: State,
+    info: Arc<ResourceInfo>,
+    path: ResourcePath,
+    query: Vec<(String, String)>,
+    accept: String,
+    content_type: String,
+    body: Bytes,
+}
+
+impl Ctx {
+    fn namespace(&self) -> &str {
+        self.path.namespace.as_deref().unwrap_or("")
+    }
+
+    fn name(&self) -> &str {
+        self.path.name.as_deref().unwrap_or("")
+    }
+
+    fn part(&self) -> Part {
+        if self.path.subresource.is_some() {
+            Part::Status
+        } else {
+            Part::Main
+        }
+    }
+
+    fn param(&self, key: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn table(&self) -> Option<table::IncludeObject> {
+        if !table::wants_table(&self.accept) {
+            return None;
+        }
+        Some(match self.param("includeObject") {
+            Some("Object") => table::IncludeObject::Object,
+            Some("None") => table::IncludeObject::None,
+            _ => table::IncludeObject::Metadata,
+        })
+    }
+
+    fn reject_dry_run(&self) -> ApiResult<()> {
+        if self.param("dryRun").is_some_and(|v| !v.is_empty()) {
+            return Err(errors::bad_request(
+                "dryRun is not supported by apiserver-sim",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Handles one request; never fails (errors become Status responses).
+pub async fn handle<B>(state: State, server_address: String, req: Request<B>) -> Response<Body>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let method = req.method().clone();
+    let uri_path = req.uri().path().to_owned();
+    let response = match handle_inner(state, &server_address, req).await {
+        Ok(r) => r,
+        Err(e) => body::error(&e),
+    };
+    tracing::debug!(%method, path = %uri_path, status = response.status().as_u16(), "request");
+    response
+}
+
+fn authorized<B>(state: &State, req: &Request<B>) -> bool {
+    let Some(token) = &state.config.token else {
+        return true;
+    };
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| t.trim() == token)
+}
+
+async fn handle_inner<B>(
+    state: State,
+    server_address: &str,
+    req: Request<B>,
+) -> ApiResult<Response<Body>>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let r = route(req.uri().path());
+    if r == Route::Health {
+        return Ok(body::text(StatusCode::OK, "ok"));
+    }
+    if !authorized(&state, &req) {
+        return Err(errors::unauthorized());
+    }
+    let latency = state.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Route::Admin(action) = &r {
+        let query = req.uri().query().unwrap_or("").to_owned();
+        return super::admin::handle(&state, req.method(), action, &query);
+    }
+    let json_doc = |v: Value| {
+        Ok(body::json(
+            StatusCode::OK,
+            serde_json::to_vec(&v).unwrap_or_default(),
+        ))
+    };
+    if req.method() != Method::GET && !matches!(r, Route::Resource(_)) {
+        return Err(errors::method_not_allowed());
+    }
+    let path = match r {
+        Route::Version => return json_doc(discovery::version(&state.config.git_version)),
+        Route::CoreVersions => return json_doc(discovery::core_versions(server_address)),
+        Route::Groups => return json_doc(discovery::groups(&state.registry)),
+        Route::Group(g) => {
+            return discovery::group(&state.registry, &g)
+                .map_or_else(|| Err(errors::no_route()), json_doc);
+        }
+        Route::GroupVersion(g, v) => {
+            return discovery::resources(&state.registry, &g, &v)
+                .map_or_else(|| Err(errors::no_route()), json_doc);
+        }
+        Route::Health | Route::Admin(_) | Route::NotFound => return Err(errors::no_route()),
+        Route::Resource(p) => p,
+    };
+    let info = state
+        .registry
+        .get(&path.group, &path.version, &path.plural)
+        .ok_or_else(errors::no_route)?;
+    if (path.namespace.is_some() && !info.namespaced)
+        || (info.namespaced && path.namespace.is_none() && path.name.is_some())
+        || path
+            .subresource
+            .as_deref()
+            .is_some_and(|s| s != "status" || !info.status_subresource)
+        || (path.watch_prefix && req.method() != Method::GET)
+    {
+        return Err(errors::no_route());
+    }
+    let query: Vec<(String, String)> = req
+        .uri()
+        .query()
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
+    let header = |h: header::HeaderName| {
+        req.headers()
+            .get(h)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let accept = header(header::ACCEPT);
+    if !accept.is_empty() && !accept.contains("json") && !accept.contains("*/*") {
+        return Err(errors::not_acceptable());
+    }
+    let content_type = header(header::CONTENT_TYPE);
+    let is_watch = path.watch_prefix
+        || query
+            .iter()
+            .any(|(k, v)| k == "watch" && matches!(v.as_str(), "true" | "1" | "True" | "t"));
+    let has_name = path.name.is_some();
+    let verb = match (req.method().clone(), has_name) {
+        (Method::GET, true) if is_watch => "watch",
+        (Method::GET, true) => "get",
+        (Method::GET, false) if is_watch => "watch",
+        (Method::GET, false) => "list",
+        (Method::POST, false) if path.subresource.is_none() => "create",
+        (Method::PUT, true) => "update",
+        (Method::PATCH, true) => "patch",
+        (Method::DELETE, true) if path.subresource.is_none() => "delete",
+        (Method::DELETE, false) => "deletecollection",
+        _ => return Err(errors::method_not_allowed()),
+    };
+    let fault = state.faults.take(verb, &info.plural);
+    if let Some(e) = fault.and_then(InjectedError::to_api_error) {
+        return Err(e);
+    }
+    let max = state.config.max_body_bytes;
+    let body = match Limited::new(req.into_body(), max).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) if e.to_string().contains("length limit exceeded") => {
+            return Err(errors::too_large_body(max));
+        }
+        Err(e) => {
+            return Err(errors::bad_request(format!(
+                "error reading the request body: {e}"
+            )));
+        }
+    };
+    let ctx = Ctx {
+        state,
+        info,
+        path,
+        query,
+        accept,
+        content_type,
+        body,
+    };
+    let response = match verb {
+        "get" => get(&ctx),
+        "list" => list_handler(&ctx).await,
+        "watch" => watch_handler(&ctx).await,
+        "create" => create_handler(&ctx),
+        "update" => update_handler(&ctx),
+        "patch" => patch_handler(&ctx),
+        "delete" => delete_handler(&ctx),
+        _ => delete_collection_handler(&ctx),
+    }?;
+    if fault == Some(InjectedError::CutBody) {
+        let status = response.status();
+        let bytes = match response.into_body() {
+            Body::Full(Some(b)) => b,
+            _ => Bytes::new(),
+        };
+        return Ok(body::cut(status, bytes));
+    }
+    Ok(response)
+}
+
+fn object_response(ctx: &Ctx, code: StatusCode, obj: &StoredObject) -> Response<Body> {
+    match ctx.table() {
+        Some(include) => {
+            let version = table::table_version(&ctx.accept);
+            let t = table::table(&[obj.json()], &obj.rv().to_string(), include, version, true);
+            body::json(code, t)
+        }
+        None => body::json(code, Bytes::copy_from_slice(obj.json())),
+    }
+}
+
+fn get(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let key = crate::store::object_key(ctx.namespace(), ctx.name());
+    let obj = ctx
+        .state
+        .store
+        .get(&ctx.info.keyspace(), &key)
+        .ok_or_else(|| errors::not_found(&ctx.info.group, &ctx.info.plural, ctx.name()))?;
+    Ok(object_response(ctx, StatusCode::OK, &obj))
+}
+
+fn list_json(info: &ResourceInfo, items: &[Arc<StoredObject>], meta: &Value) -> Vec<u8> {
+    let total: usize = items.iter().map(|o| o.json().len() + 1).sum();
+    let mut out = Vec::with_capacity(total + 256);
+    out.extend_from_slice(b"{\"apiVersion\":");
+    out.extend_from_slice(&serde_json::to_vec(&info.api_version()).unwrap_or_default());
+    out.extend_from_slice(b",\"items\":[");
+    for (i, o) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(o.json());
+    }
+    out.extend_from_slice(b"],\"kind\":");
+    out.extend_from_slice(&serde_json::to_vec(&info.list_kind).unwrap_or_default());
+    out.extend_from_slice(b",\"metadata\":");
+    out.extend_from_slice(&serde_json::to_vec(meta).unwrap_or_default());
+    out.push(b'}');
+    out
+}
+
+async fn list_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let opts = ListOptions::parse(&ctx.info, &ctx.query, false, ctx.state.config.watch_list)?;
+    let result = list::list(&ctx.state, &ctx.info, ctx.namespace(), &opts).await?;
+    let rv = result.page.rv.to_string();
+    if let Some(include) = ctx.table() {
+        let objs: Vec<&[u8]> = result.page.items.iter().map(|o| o.json()).collect();
+        let mut t: Value = serde_json::from_slice(&table::table(
+            &objs,
+            &rv,
+            include,
+            table::table_version(&ctx.accept),
+            true,
+        ))
+        .unwrap_or(Value::Null);
+        if let Some(c) = &result.continue_token {
+            t["metadata"]["continue"] = json!(c);
+        }
+        return Ok(body::json(
+            StatusCode::OK,
+            serde_json::to_vec(&t).unwrap_or_default(),
+        ));
+    }
+    let mut meta = json!({"resourceVersion": rv});
+    if let Some(c) = &result.continue_token {
+        meta["continue"] = json!(c);
+        if let Some(n) = result.page.remaining {
+            meta["remainingItemCount"] = json!(n);
+        }
+    }
+    Ok(body::json(
+        StatusCode::OK,
+        list_json(&ctx.info, &result.page.items, &meta),
+    ))
+}
+
+async fn watch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let mut opts = ListOptions::parse(&ctx.info, &ctx.query, true, ctx.state.config.watch_list)?;
+    if let Some(name) = &ctx.path.name {
+        opts.fields = opts
+            .fields
+            .clone()
+            .and(clientgo_apimachinery::fields::FieldRequirement {
+                field: "metadata.name".into(),
+                operator: clientgo_apimachinery::fields::FieldOperator::Equals,
+                value: name.clone(),
+            });
+    }
+    let render: watch::Render = match ctx.table() {
+        Some(include) => {
+            let version = table::table_version(&ctx.accept);
+            let first = std::sync::atomic::AtomicBool::new(true);
+            Arc::new(move |json: &[u8]| {
+                let columns = first.swap(false, std::sync::atomic::Ordering::Relaxed);
+                let rv = serde_json::from_slice::<Value>(json)
+                    .ok()
+                    .and_then(|v| v["metadata"]["resourceVersion"].as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                table::table(&[json], &rv, include, version, columns)
+            })
+        }
+        None => Arc::new(|json: &[u8]| json.to_vec()),
+    };
+    let frames = watch::watch(
+        ctx.state.clone(),
+        ctx.info.clone(),
+        ctx.namespace().to_owned(),
+        opts,
+        render,
+    )
+    .await?;
+    Ok(body::stream(frames))
+}
+
+fn decode_body(ctx: &Ctx) -> ApiResult<serde_json::Map<String, Value>> {
+    let media = ctx.content_type.split(';').next().unwrap_or("").trim();
+    if !media.is_empty() && !media.contains("json") && media != "*/*" {
+        return Err(errors::unsupported_media_type(&[
+            "application/json",
+            "application/yaml",
+        ]));
+    }
+    crate::validation::decode_object(&ctx.body)
+}
+
+fn create_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    ctx.reject_dry_run()?;
+    let obj = decode_body(ctx)?;
+    let created = create::create(&ctx.state, &ctx.info, ctx.namespace(), obj)?;
+    Ok(body::json(
+        StatusCode::CREATED,
+        Bytes::copy_from_slice(created.json()),
+    ))
+}
+
+fn update_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    ctx.reject_dry_run()?;
+    let obj = decode_body(ctx)?;
+    let updated = update::update(
+        &ctx.state,
+        &ctx.info,
+        ctx.namespace(),
+        ctx.name(),
+        ctx.part(),
+        obj,
+    )?;
+    Ok(body::json(
+        StatusCode::OK,
+        Bytes::copy_from_slice(updated.object.json()),
+    ))
+}
+
+fn patch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    ctx.reject_dry_run()?;
+    let kind = patch::patch_type(&ctx.info, &ctx.content_type)?;
+    let patch_doc = patch::parse_body(&ctx.body)?;
+    if kind == patch::PatchType::Apply {
+        if ctx.param("fieldManager").unwrap_or("").is_empty() {
+            return Err(errors::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                &[errors::FieldError::required(
+                    "fieldManager",
+                    "is required for apply patch",
+                )],
+            ));
+        }
+        let key = crate::store::object_key(ctx.namespace(), ctx.name());
+        if ctx.state.store.get(&ctx.info.keyspace(), &key).is_none() && ctx.part() == Part::Main {
+            let Value::Object(obj) = patch_doc else {
+                return Err(errors::bad_request(
+                    "an applied configuration must be a JSON object",
+                ));
+            };
+            if crate::validation::meta_str(&obj, "name") != ctx.name() {
+                return Err(errors::bad_request(format!(
+                    "the name of the object ({}) does not match the name on the URL ({})",
+                    crate::validation::meta_str(&obj, "name"),
+                    ctx.name()
+                )));
+            }
+            let created = create::create(&ctx.state, &ctx.info, ctx.namespace(), obj)?;
+            return Ok(body::json(
+                StatusCode::CREATED,
+                Bytes::copy_from_slice(created.json()),
+            ));
+        }
+    }
+    let updated = update::guaranteed_update(
+        &ctx.state,
+        &ctx.info,
+        ctx.namespace(),
+        ctx.name(),
+        ctx.part(),
+        |old| {
+            let old_rv = old
+                .get("metadata")
+                .and_then(|m| m.get("resourceVersion"))
+                .cloned();
+            let mut doc = Value::Object(old.clone());
+            patch::apply(&ctx.info, kind, &mut doc, &patch_doc)?;
+            let Value::Object(mut new) = doc else {
+                return Err(errors::bad_request(
+                    "the patched object is not a JSON object",
+                ));
+            };
+            // An unchanged resourceVersion is no precondition: conflicts are retried.
+            let meta = crate::validation::meta_mut(&mut new);
+            if meta.get("resourceVersion") == old_rv.as_ref() {
+                meta.remove("resourceVersion");
+            }
+            Ok(new)
+        },
+    )?;
+    Ok(body::json(
+        StatusCode::OK,
+        Bytes::copy_from_slice(updated.object.json()),
+    ))
+}
+
+fn delete_options(ctx: &Ctx) -> ApiResult<DeleteOptions> {
+    let mut opts: DeleteOptions = if ctx.body.iter().all(u8::is_ascii_whitespace) {
+        DeleteOptions::default()
+    } else {
+        serde_json::from_slice(&ctx.body)
+            .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?
+    };
+    for (k, v) in &ctx.query {
+        match k.as_str() {
+            "propagationPolicy" => opts.propagation_policy = Some(v.clone()),
+            "orphanDependents" => opts.orphan_dependents = Some(v == "true"),
+            "dryRun" if !v.is_empty() => opts.dry_run.push(v.clone()),
+            "gracePeriodSeconds" => {
+                opts.grace_period_seconds = Some(v.parse().map_err(|_| {
+                    errors::bad_request(format!("invalid value for gracePeriodSeconds: {v:?}"))
+                })?);
+            }
+            _ => {}
+        }
+    }
+    Ok(opts)
+}
+
+fn delete_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let opts = delete_options(ctx)?;
+    match delete::delete(&ctx.state, &ctx.info, ctx.namespace(), ctx.name(), &opts)? {
+        Deleted::Pending(obj) => Ok(body::json(
+            StatusCode::OK,
+            Bytes::copy_from_slice(obj.json()),
+        )),
+        Deleted::Removed(obj) => {
+            let status = json!({
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                "details": {"name": obj.name(), "group": ctx.info.group, "kind": ctx.info.plural, "uid": obj.uid()}
+            });
+            Ok(body::json(
+                StatusCode::OK,
+                serde_json::to_vec(&status).unwrap_or_default(),
+            ))
+        }
+    }
+}
+
+fn delete_collection_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
+    let opts = delete_options(ctx)?;
+    let list_opts = ListOptions::parse(&ctx.info, &ctx.query, false, ctx.state.config.watch_list)?;
+    let deleted = delete::delete_collection(&ctx.state, &ctx.info, ctx.namespace(), &opts, &|o| {
+        list_opts.matches(o)
+    })?;
+    let meta = json!({"resourceVersion": ctx.state.store.rev().to_string()});
+    Ok(body::json(
+        StatusCode::OK,
+        list_json(&ctx.info, &deleted, &meta),
+    ))
+}
+
+/// Makes an [`ApiError`] response (used by the server for requests it cannot route).
+pub fn error_response(e: &ApiError) -> Response<Body> {
+    body::error(e)
+}

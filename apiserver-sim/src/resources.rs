@@ -1,0 +1,333 @@
+//! The resource types the server serves: built-ins plus those defined by CRDs.
+//!
+//! Plays the role of kube-apiserver's REST storage registration (`pkg/registry/...`,
+//! `apiextensions-apiserver`'s CRD handler) reduced to the facts the generic handlers need:
+//! group, version, plural, kind, scope, whether a `status` subresource exists, whether
+//! `metadata.generation` is tracked, which fields a field selector may use, and whether
+//! strategic merge patch is allowed (built-ins only). Each resource has its own keyspace in
+//! the store, named `group/plural` like etcd's `/registry/<group>/<plural>`.
+//!
+//! Differences: every resource is served at exactly one version (no conversion), and the
+//! selectable fields are a fixed per-type list instead of each type's field-label function.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+/// What the server knows about one served resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceInfo {
+    /// API group, `""` for core.
+    pub group: String,
+    /// Served version.
+    pub version: String,
+    /// Plural name used in URLs.
+    pub plural: String,
+    /// Singular name.
+    pub singular: String,
+    /// Kind.
+    pub kind: String,
+    /// Kind of the list (`<Kind>List`).
+    pub list_kind: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Whether the `status` subresource is served.
+    pub status_subresource: bool,
+    /// Whether `metadata.generation` is bumped on spec changes.
+    pub tracks_generation: bool,
+    /// Whether strategic merge patch is accepted (built-in types only).
+    pub strategic_merge: bool,
+    /// Short names for discovery (`cm`, `deploy`, ...).
+    pub short_names: Vec<String>,
+    /// Field paths a field selector may use besides `metadata.name`/`metadata.namespace`.
+    pub selectable_fields: Vec<String>,
+    /// Name validation: `true` for DNS-1123 labels (namespaces), `false` for subdomains.
+    pub name_is_label: bool,
+}
+
+impl ResourceInfo {
+    /// `group/version`, or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The store keyspace of this resource: `group/plural`.
+    pub fn keyspace(&self) -> String {
+        format!("{}/{}", self.group, self.plural)
+    }
+
+    /// Whether the field selector may use `field`.
+    pub fn field_selectable(&self, field: &str) -> bool {
+        field == "metadata.name"
+            || (self.namespaced && field == "metadata.namespace")
+            || self.selectable_fields.iter().any(|f| f == field)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn builtin(
+    group: &str,
+    version: &str,
+    plural: &str,
+    kind: &str,
+    namespaced: bool,
+    status: bool,
+    generation: bool,
+    short: &[&str],
+    fields: &[&str],
+) -> ResourceInfo {
+    ResourceInfo {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        plural: plural.to_owned(),
+        singular: kind.to_ascii_lowercase(),
+        kind: kind.to_owned(),
+        list_kind: format!("{kind}List"),
+        namespaced,
+        status_subresource: status,
+        tracks_generation: generation,
+        strategic_merge: true,
+        short_names: short.iter().map(|s| (*s).to_owned()).collect(),
+        selectable_fields: fields.iter().map(|s| (*s).to_owned()).collect(),
+        name_is_label: plural == "namespaces",
+    }
+}
+
+/// The built-in resources.
+pub fn builtins() -> Vec<ResourceInfo> {
+    vec![
+        builtin(
+            "",
+            "v1",
+            "namespaces",
+            "Namespace",
+            false,
+            true,
+            false,
+            &["ns"],
+            &["status.phase"],
+        ),
+        builtin(
+            "",
+            "v1",
+            "configmaps",
+            "ConfigMap",
+            true,
+            false,
+            false,
+            &["cm"],
+            &[],
+        ),
+        builtin(
+            "",
+            "v1",
+            "secrets",
+            "Secret",
+            true,
+            false,
+            false,
+            &[],
+            &["type"],
+        ),
+        builtin(
+            "",
+            "v1",
+            "pods",
+            "Pod",
+            true,
+            true,
+            false,
+            &["po"],
+            &[
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            ],
+        ),
+        builtin(
+            "",
+            "v1",
+            "events",
+            "Event",
+            true,
+            false,
+            false,
+            &["ev"],
+            &[
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "source",
+                "type",
+            ],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "deployments",
+            "Deployment",
+            true,
+            true,
+            true,
+            &["deploy"],
+            &[],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "replicasets",
+            "ReplicaSet",
+            true,
+            true,
+            true,
+            &["rs"],
+            &["status.replicas"],
+        ),
+        builtin(
+            "coordination.k8s.io",
+            "v1",
+            "leases",
+            "Lease",
+            true,
+            false,
+            false,
+            &[],
+            &[],
+        ),
+        builtin(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            true,
+            false,
+            false,
+            &["ev"],
+            &[],
+        ),
+        builtin(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            false,
+            true,
+            true,
+            &["crd", "crds"],
+            &[],
+        ),
+    ]
+}
+
+/// `(group, version, plural)`.
+type ResourceKey = (String, String, String);
+
+/// The set of served resources, shared by the router, discovery and the CRD controller.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    inner: Arc<RwLock<BTreeMap<ResourceKey, Arc<ResourceInfo>>>>,
+}
+
+impl Registry {
+    /// A registry with the built-in resources.
+    pub fn with_builtins() -> Registry {
+        let registry = Registry::default();
+        for info in builtins() {
+            registry.insert(info);
+        }
+        registry
+    }
+
+    /// Serves `info` (replacing a resource with the same group/version/plural).
+    pub fn insert(&self, info: ResourceInfo) {
+        let key = (
+            info.group.clone(),
+            info.version.clone(),
+            info.plural.clone(),
+        );
+        self.inner.write().insert(key, Arc::new(info));
+    }
+
+    /// Stops serving `group/version/plural`.
+    pub fn remove(&self, group: &str, version: &str, plural: &str) {
+        self.inner
+            .write()
+            .remove(&(group.to_owned(), version.to_owned(), plural.to_owned()));
+    }
+
+    /// The resource served at `group/version/plural`.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.inner
+            .read()
+            .get(&(group.to_owned(), version.to_owned(), plural.to_owned()))
+            .cloned()
+    }
+
+    /// Every served resource, sorted by group, version and plural.
+    pub fn all(&self) -> Vec<Arc<ResourceInfo>> {
+        self.inner.read().values().cloned().collect()
+    }
+
+    /// The served resources of one group version.
+    pub fn in_group_version(&self, group: &str, version: &str) -> Vec<Arc<ResourceInfo>> {
+        self.inner
+            .read()
+            .values()
+            .filter(|r| r.group == group && r.version == version)
+            .cloned()
+            .collect()
+    }
+
+    /// The resource whose kind and apiVersion match (for owner references).
+    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        self.inner
+            .read()
+            .values()
+            .find(|r| r.kind == kind && r.api_version() == api_version)
+            .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_served_and_crds_come_and_go() {
+        let r = Registry::with_builtins();
+        let cm = r.get("", "v1", "configmaps").expect("configmaps");
+        assert!(cm.namespaced && !cm.status_subresource);
+        assert_eq!(cm.keyspace(), "/configmaps");
+        assert!(
+            r.get("apps", "v1", "deployments")
+                .is_some_and(|d| d.tracks_generation)
+        );
+        assert!(r.get("example.com", "v1", "widgets").is_none());
+        let mut w = (*cm).clone();
+        w.group = "example.com".into();
+        w.plural = "widgets".into();
+        r.insert(w);
+        assert!(r.get("example.com", "v1", "widgets").is_some());
+        r.remove("example.com", "v1", "widgets");
+        assert!(r.get("example.com", "v1", "widgets").is_none());
+        assert!(
+            r.get("", "v1", "pods")
+                .is_some_and(|p| p.field_selectable("spec.nodeName"))
+        );
+    }
+}

@@ -1,0 +1,43 @@
+//! The state shared by every request: store, served resources, configuration, faults.
+//!
+//! In kube-apiserver these are spread over the generic API server, its REST storage map and
+//! the storage factory; here one [`SimState`] behind an `Arc` is handed to every handler,
+//! the watch tasks and the background controllers (garbage collector, CRD establishing).
+
+use std::sync::Arc;
+
+use tokio::sync::{Notify, watch};
+
+use crate::config::SimConfig;
+use crate::faults::Faults;
+use crate::resources::Registry;
+use crate::store::Store;
+
+/// Everything a request handler needs.
+#[derive(Debug)]
+pub struct SimState {
+    /// The configuration the server was started with.
+    pub config: SimConfig,
+    /// The object store.
+    pub store: Store,
+    /// The served resources.
+    pub registry: Registry,
+    /// Injected faults.
+    pub faults: Faults,
+    /// Flips to `true` when the server shuts down.
+    pub shutdown: watch::Receiver<bool>,
+    /// Wakes the garbage collector.
+    pub gc_kick: Notify,
+}
+
+/// A shared handle on the state.
+pub type State = Arc<SimState>;
+
+impl SimState {
+    /// `None` when namespace `name` does not exist, `Some(false)` while it terminates.
+    pub fn namespace_exists(&self, name: &str) -> Option<bool> {
+        self.store
+            .get("/namespaces", name)
+            .map(|ns| !ns.is_deleting())
+    }
+}

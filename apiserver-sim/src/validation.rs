@@ -1,0 +1,201 @@
+//! Object validation shared by every resource: body decoding, type checks, names, metadata.
+//!
+//! Mirrors the parts of kube-apiserver every request goes through before storage:
+//! the JSON decoder's type checks (`apiVersion`/`kind` against the URL),
+//! `apimachinery/pkg/api/validation.ValidateObjectMeta` (DNS-1123 names, `generateName`,
+//! label syntax) and `pkg/util/validation` messages, word for word, since kubectl prints
+//! them. Metadata is decoded through clientgo-apimachinery's `ObjectMeta` so that a
+//! mistyped field (`"labels": 3`) is a 400, as in the real server.
+//!
+//! Differences: per-type spec validation is not done (a Pod without containers is accepted);
+//! only the CRD fields the server itself needs are checked (see [`crate::crd`]).
+
+use clientgo_apimachinery::ObjectMeta;
+use serde_json::{Map, Value};
+
+use crate::errors::{self, ApiResult, FieldError};
+use crate::resources::ResourceInfo;
+
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+fn is_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+/// Whether `s` is a DNS-1123 label (at most 63 characters).
+pub fn is_dns1123_label(s: &str) -> bool {
+    s.len() <= 63 && is_label(s)
+}
+
+/// Whether `s` is a DNS-1123 subdomain (at most 253 characters).
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_label)
+}
+
+/// The field errors of a name (`metadata.name` or `metadata.namespace`).
+pub fn name_errors(field: &str, name: &str, as_label: bool) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    if as_label {
+        if name.len() > 63 {
+            out.push(FieldError::invalid(
+                field,
+                name,
+                "must be no more than 63 characters",
+            ));
+        }
+        if !is_label(name) {
+            out.push(FieldError::invalid(field, name, LABEL_MSG));
+        }
+    } else {
+        if name.len() > 253 {
+            out.push(FieldError::invalid(
+                field,
+                name,
+                "must be no more than 253 characters",
+            ));
+        }
+        if !name.split('.').all(is_label) {
+            out.push(FieldError::invalid(field, name, SUBDOMAIN_MSG));
+        }
+    }
+    out
+}
+
+/// Parses a request body as one JSON object (400 otherwise).
+pub fn decode_object(body: &[u8]) -> ApiResult<Map<String, Value>> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(errors::bad_request(
+            "the body of the request must be a JSON object",
+        )),
+        Err(e) => Err(errors::bad_request(format!(
+            "error decoding the request body: {e}"
+        ))),
+    }
+}
+
+/// Checks (and fills in when absent) `apiVersion` and `kind`, and decodes `metadata`
+/// through `ObjectMeta` to reject mistyped fields.
+pub fn check_type_and_meta(info: &ResourceInfo, obj: &mut Map<String, Value>) -> ApiResult<()> {
+    let expected_version = info.api_version();
+    match obj.get("apiVersion") {
+        None | Some(Value::Null) => {
+            obj.insert("apiVersion".into(), Value::String(expected_version));
+        }
+        Some(Value::String(v)) if *v == expected_version => {}
+        Some(other) => {
+            return Err(errors::bad_request(format!(
+                "the API version in the data ({}) does not match the expected API version ({expected_version})",
+                other.as_str().unwrap_or("")
+            )));
+        }
+    }
+    match obj.get("kind") {
+        None | Some(Value::Null) => {
+            obj.insert("kind".into(), Value::String(info.kind.clone()));
+        }
+        Some(Value::String(k)) if *k == info.kind => {}
+        Some(other) => {
+            return Err(errors::bad_request(format!(
+                "the kind in the data ({}) does not match the expected kind ({})",
+                other.as_str().unwrap_or(""),
+                info.kind
+            )));
+        }
+    }
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if meta.is_null() {
+        *meta = Value::Object(Map::new());
+    }
+    if !meta.is_object() {
+        return Err(errors::bad_request("metadata must be a JSON object"));
+    }
+    let parsed: Result<ObjectMeta, _> = serde_json::from_value(meta.clone());
+    if let Err(e) = parsed {
+        return Err(errors::bad_request(format!("error decoding metadata: {e}")));
+    }
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+        let mut errs = Vec::new();
+        for (k, v) in labels {
+            let v = v.as_str().unwrap_or("");
+            if clientgo_apimachinery::labels::Requirement::equals(k.clone(), v.to_owned()).is_err()
+            {
+                errs.push(FieldError::invalid(
+                    "metadata.labels",
+                    &format!("{k}={v}"),
+                    "invalid label key or value",
+                ));
+            }
+        }
+        if !errs.is_empty() {
+            let name = meta.get("name").and_then(Value::as_str).unwrap_or("");
+            return Err(errors::invalid(&info.group, &info.kind, name, &errs));
+        }
+    }
+    Ok(())
+}
+
+/// The `metadata` object of a checked object.
+pub fn meta_mut(obj: &mut Map<String, Value>) -> &mut Map<String, Value> {
+    let entry = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    match entry {
+        Value::Object(m) => m,
+        _ => unreachable!("metadata was just made an object"),
+    }
+}
+
+/// A string field of `metadata`, or `""`.
+pub fn meta_str<'a>(obj: &'a Map<String, Value>, field: &str) -> &'a str {
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(is_dns1123_subdomain("a.b-c.d"));
+        assert!(!is_dns1123_subdomain("Bad_Name"));
+        assert!(!is_dns1123_subdomain("-a"));
+        assert!(!is_dns1123_subdomain(""));
+        assert!(is_dns1123_label("kube-system"));
+        assert!(!is_dns1123_label("a.b"));
+        let e = name_errors("metadata.name", "Bad", false);
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].detail
+                .starts_with("Invalid value: \"Bad\": a lowercase RFC 1123 subdomain")
+        );
+    }
+
+    #[test]
+    fn type_checks() {
+        let info = crate::resources::builtins().remove(1); // configmaps
+        let mut o = decode_object(br#"{"metadata":{"name":"x"}}"#).unwrap();
+        check_type_and_meta(&info, &mut o).unwrap();
+        assert_eq!(o["kind"], "ConfigMap");
+        let mut o = decode_object(br#"{"apiVersion":"apps/v1","metadata":{}}"#).unwrap();
+        assert_eq!(check_type_and_meta(&info, &mut o).unwrap_err().code(), 400);
+        let mut o = decode_object(br#"{"metadata":{"labels":3}}"#).unwrap();
+        assert_eq!(check_type_and_meta(&info, &mut o).unwrap_err().code(), 400);
+        assert_eq!(decode_object(b"[1]").unwrap_err().code(), 400);
+        assert_eq!(decode_object(b"{").unwrap_err().code(), 400);
+    }
+}

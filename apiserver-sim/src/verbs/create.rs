@@ -1,0 +1,160 @@
+//! create: `POST` to a collection.
+//!
+//! Mirrors `Store.Create` + `rest.BeforeCreate`: namespace checks (the object's namespace
+//! must match the URL, the namespace must exist and not be terminating, as the
+//! NamespaceLifecycle admission plugin enforces), `generateName`, name validation, a set
+//! `resourceVersion` refused, server-set `uid`, `creationTimestamp` and `generation`, and
+//! per-type create strategies (status reset where status is a subresource, Pod and Namespace
+//! initial status). Differences: no admission webhooks, no defaulting of spec fields.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::errors::{self, ApiResult, FieldError};
+use crate::resources::ResourceInfo;
+use crate::state::SimState;
+use crate::store::{StoreError, StoredObject};
+use crate::validation::{check_type_and_meta, meta_mut, meta_str, name_errors};
+use crate::{crd, verbs};
+
+const GENERATE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+fn random_suffix() -> String {
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    bytes[..5]
+        .iter()
+        .map(|b| GENERATE_ALPHABET[usize::from(*b) % GENERATE_ALPHABET.len()] as char)
+        .collect()
+}
+
+/// Checks that `namespace` accepts new objects of `info`.
+pub fn check_namespace(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+) -> ApiResult<()> {
+    match state.namespace_exists(namespace) {
+        None => Err(errors::not_found("", "namespaces", namespace)),
+        Some(false) => Err(errors::forbidden(
+            &info.group,
+            &info.plural,
+            name,
+            &format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            ),
+        )),
+        Some(true) => Ok(()),
+    }
+}
+
+/// Creates `obj` in `namespace` (`""` for cluster-scoped resources).
+pub fn create(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    mut obj: Map<String, Value>,
+) -> ApiResult<Arc<StoredObject>> {
+    check_type_and_meta(info, &mut obj)?;
+    let meta = meta_mut(&mut obj);
+    if info.namespaced {
+        match meta.get("namespace").and_then(Value::as_str) {
+            None | Some("") => {
+                meta.insert("namespace".into(), Value::String(namespace.to_owned()));
+            }
+            Some(ns) if ns == namespace => {}
+            Some(_) => {
+                return Err(errors::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+    } else {
+        meta.remove("namespace");
+    }
+    let name = meta_str(&obj, "name").to_owned();
+    let generate = meta_str(&obj, "generateName").to_owned();
+    if info.namespaced {
+        check_namespace(state, info, namespace, &name)?;
+    }
+    if name.is_empty() && generate.is_empty() {
+        return Err(errors::invalid(
+            &info.group,
+            &info.kind,
+            "",
+            &[FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            )],
+        ));
+    }
+    if !meta_str(&obj, "resourceVersion").is_empty() {
+        return Err(errors::internal(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    prepare_for_create(info, &mut obj);
+    crd::validate(info, &obj)?;
+    // generateName collisions are retried with a new suffix, as the real registry does.
+    for attempt in 0..8 {
+        let candidate = if name.is_empty() {
+            format!("{generate}{}", random_suffix())
+        } else {
+            name.clone()
+        };
+        let errs = name_errors("metadata.name", &candidate, info.name_is_label);
+        if !errs.is_empty() {
+            return Err(errors::invalid(&info.group, &info.kind, &candidate, &errs));
+        }
+        meta_mut(&mut obj).insert("name".into(), Value::String(candidate.clone()));
+        match state.store.create(
+            &info.keyspace(),
+            Value::Object(obj.clone()),
+            &info.selectable_fields,
+        ) {
+            Ok(stored) => {
+                tracing::debug!(resource = %info.plural, key = stored.key(), rv = stored.rv(), "created");
+                crd::after_write(state, info);
+                return Ok(stored);
+            }
+            Err(StoreError::AlreadyExists) if name.is_empty() && attempt < 7 => continue,
+            Err(e) => return Err(verbs::store_error(info, &candidate, e)),
+        }
+    }
+    Err(errors::internal("could not generate a unique name"))
+}
+
+/// Sets the server-owned fields of a new object.
+pub fn prepare_for_create(info: &ResourceInfo, obj: &mut Map<String, Value>) {
+    let meta = meta_mut(obj);
+    meta.insert(
+        "uid".into(),
+        Value::String(uuid::Uuid::new_v4().to_string()),
+    );
+    meta.insert("creationTimestamp".into(), verbs::now());
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("selfLink");
+    if info.tracks_generation {
+        meta.insert("generation".into(), json!(1));
+    } else {
+        meta.remove("generation");
+    }
+    if info.status_subresource {
+        obj.remove("status");
+    }
+    match (info.group.as_str(), info.plural.as_str()) {
+        ("", "pods") => {
+            obj.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": "BestEffort"}),
+            );
+        }
+        ("", "namespaces") => {
+            obj.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
+            obj.insert("status".into(), json!({"phase": "Active"}));
+        }
+        _ => {}
+    }
+}

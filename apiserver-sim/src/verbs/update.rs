@@ -1,0 +1,262 @@
+//! update and patch: replace an object, or compute its new version from the current one.
+//!
+//! Mirrors `Store.Update` / `GuaranteedUpdate` and `rest.BeforeUpdate`: the new object
+//! keeps the immutable metadata (`uid`, `creationTimestamp`, deletion fields); a
+//! `resourceVersion` in it is a precondition (409 Conflict with the real message when
+//! stale), and without one the update is retried on conflicts; with a `status` subresource
+//! a main-resource write keeps the old status and a `/status` write changes only status;
+//! `metadata.generation` is bumped when anything but metadata (and a subresource status)
+//! changed; no new finalizers may be added to an object being deleted; and once an object
+//! being deleted has no finalizers left it is removed (watchers see MODIFIED then DELETED).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::errors::{self, ApiResult, FieldError};
+use crate::resources::ResourceInfo;
+use crate::state::SimState;
+use crate::store::{StoreError, StoredObject, object_key};
+use crate::validation::{check_type_and_meta, meta_mut, meta_str};
+use crate::{crd, verbs};
+
+/// Which part of the object a write may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The main resource (status kept when it is a subresource).
+    Main,
+    /// The `status` subresource.
+    Status,
+    /// A write by the server itself (deletion marks, controllers): taken as given.
+    Internal,
+}
+
+/// The result of an update.
+#[derive(Debug, Clone)]
+pub struct Updated {
+    /// The object as written (or as it was, when nothing changed).
+    pub object: Arc<StoredObject>,
+    /// Whether the write removed the object (last finalizer gone).
+    pub removed: bool,
+}
+
+/// Reads the current object, computes its new version with `mutate`, and writes it.
+/// Without a resourceVersion in the new object, conflicts are retried with a fresh read.
+pub fn guaranteed_update(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    part: Part,
+    mut mutate: impl FnMut(&Map<String, Value>) -> ApiResult<Map<String, Value>>,
+) -> ApiResult<Updated> {
+    let ks = info.keyspace();
+    let key = object_key(namespace, name);
+    for _ in 0..64 {
+        let Some(current) = state.store.get(&ks, &key) else {
+            return Err(errors::not_found(&info.group, &info.plural, name));
+        };
+        let Value::Object(old) = current.to_value() else {
+            return Err(errors::internal("stored object is not a JSON object"));
+        };
+        let mut new = mutate(&old)?;
+        let precondition = verbs::parse_rv(meta_str(&new, "resourceVersion"))?;
+        if let Some(rv) = precondition {
+            if rv != current.rv() {
+                return Err(errors::conflict_modified(&info.group, &info.plural, name));
+            }
+        }
+        prepare_for_update(info, &old, &mut new, part, namespace, name)?;
+        match state.store.update(
+            &ks,
+            Value::Object(new),
+            current.rv(),
+            &info.selectable_fields,
+        ) {
+            Ok(object) => {
+                crd::after_write(state, info);
+                // Namespaces are removed by the namespace controller once empty.
+                let is_namespace = info.group.is_empty() && info.plural == "namespaces";
+                if object.is_deleting() && object.finalizers().is_empty() && !is_namespace {
+                    let removed =
+                        state
+                            .store
+                            .delete(&ks, &key, Some(object.rv()), &info.selectable_fields);
+                    if removed.is_ok() {
+                        crd::after_write(state, info);
+                        state.gc_kick.notify_one();
+                        return Ok(Updated {
+                            object,
+                            removed: true,
+                        });
+                    }
+                }
+                return Ok(Updated {
+                    object,
+                    removed: false,
+                });
+            }
+            Err(StoreError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(verbs::store_error(info, name, e)),
+        }
+    }
+    Err(errors::conflict(
+        &info.group,
+        &info.plural,
+        name,
+        "too many concurrent updates; please try again",
+    ))
+}
+
+/// Replaces the object with `body` (a `PUT`).
+pub fn update(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    part: Part,
+    body: Map<String, Value>,
+) -> ApiResult<Updated> {
+    let body_name = body
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if body_name != name {
+        return Err(errors::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    guaranteed_update(state, info, namespace, name, part, |_| Ok(body.clone()))
+}
+
+fn finalizer_set(obj: &Map<String, Value>) -> Vec<String> {
+    obj.get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Applies the update rules to `new`, given the stored `old`.
+pub fn prepare_for_update(
+    info: &ResourceInfo,
+    old: &Map<String, Value>,
+    new: &mut Map<String, Value>,
+    part: Part,
+    namespace: &str,
+    name: &str,
+) -> ApiResult<()> {
+    check_type_and_meta(info, new)?;
+    if part == Part::Internal {
+        return Ok(());
+    }
+    let new_ns = meta_str(new, "namespace");
+    if info.namespaced && !new_ns.is_empty() && new_ns != namespace {
+        return Err(errors::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    if meta_str(new, "name") != name {
+        return Err(errors::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            meta_str(new, "name")
+        )));
+    }
+    let new_uid = meta_str(new, "uid");
+    let old_uid = meta_str(old, "uid");
+    if !new_uid.is_empty() && new_uid != old_uid {
+        return Err(errors::conflict(
+            &info.group,
+            &info.plural,
+            name,
+            &format!(
+                "Precondition failed: UID in precondition: {new_uid}, UID in object meta: {old_uid}"
+            ),
+        ));
+    }
+    if part == Part::Status {
+        // A status write changes status only: spec and metadata stay as stored.
+        let status = new.remove("status");
+        let rv = meta_str(new, "resourceVersion").to_owned();
+        *new = old.clone();
+        match status {
+            Some(s) => new.insert("status".into(), s),
+            None => new.remove("status"),
+        };
+        meta_mut(new).insert("resourceVersion".into(), Value::String(rv));
+        return Ok(());
+    }
+    if info.status_subresource {
+        match old.get("status") {
+            Some(s) => new.insert("status".into(), s.clone()),
+            None => new.remove("status"),
+        };
+    }
+    let old_meta = old
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let deleting = old_meta
+        .get("deletionTimestamp")
+        .is_some_and(|v| !v.is_null());
+    if deleting {
+        let before = finalizer_set(old);
+        let added: Vec<String> = finalizer_set(new)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        if !added.is_empty() {
+            let list: Vec<String> = added.iter().map(|f| format!("\"{f}\"")).collect();
+            return Err(errors::invalid(
+                &info.group,
+                &info.kind,
+                name,
+                &[FieldError::forbidden(
+                    "metadata.finalizers",
+                    &format!(
+                        "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                        list.join(", ")
+                    ),
+                )],
+            ));
+        }
+    }
+    let meta = meta_mut(new);
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "namespace",
+    ] {
+        match old_meta.get(field) {
+            Some(v) => meta.insert(field.into(), v.clone()),
+            None => meta.remove(field),
+        };
+    }
+    meta.remove("selfLink");
+    let old_generation = old_meta
+        .get("generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if info.tracks_generation {
+        let changed = verbs::spec_view(old, info.status_subresource)
+            != verbs::spec_view(new, info.status_subresource);
+        let generation = if changed {
+            old_generation + 1
+        } else {
+            old_generation.max(1)
+        };
+        meta_mut(new).insert("generation".into(), json!(generation));
+    } else {
+        meta_mut(new).remove("generation");
+    }
+    crate::crd::validate(info, new)
+}

@@ -1,0 +1,281 @@
+//! watch: a stream of events from a resourceVersion, with bookmarks, timeouts and
+//! selectors, plus the injected stream faults.
+//!
+//! Mirrors the watch cache's `cacheWatcher` (`storage/cacher/cache_watcher.go`,
+//! `cacher.go` `Watch`):
+//! * `resourceVersion` unset or `"0"`: synthetic ADDED events for the current state, then
+//!   changes; `N`: the changes after N from the history, or, when N is older than the
+//!   history, HTTP 200 and one ERROR event with 410 Expired "too old resource version: N (C)";
+//! * `sendInitialEvents=true` (WatchList): the current state as ADDED events, then a
+//!   BOOKMARK annotated `k8s.io/initial-events-end: "true"`, then changes;
+//! * `allowWatchBookmarks`: a BOOKMARK (an object of the watched kind carrying only a
+//!   resourceVersion) every bookmark interval and once shortly before the timeout;
+//! * `timeoutSeconds` ends the stream cleanly; label and field selectors filter events, an
+//!   object that stops matching is sent as DELETED and one that starts matching as ADDED;
+//! * a watcher that falls behind the history gets the 410 ERROR event and is closed.
+//!
+//! Frames are JSON objects each followed by a newline. Differences: no per-watcher buffer
+//! limit (a slow reader slows only its own task) and bookmarks carry the store's revision.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clientgo_apimachinery::INITIAL_EVENTS_END_ANNOTATION;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::errors::{self, ApiResult};
+use crate::faults::WatchFault;
+use crate::resources::ResourceInfo;
+use crate::state::State;
+use crate::store::{Event, EventType, ListRequest, StoreError, StoredObject};
+use crate::verbs::list::{ListOptions, RvMatch, wait_for_rv};
+
+/// Turns an object's JSON into the bytes embedded in a frame (identity, or a Table row).
+pub type Render = Arc<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>;
+
+/// The body chunks of a watch response.
+pub type Frames = mpsc::Receiver<Result<Bytes, io::Error>>;
+
+fn frame(kind: &str, object: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object);
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
+}
+
+fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+    if initial_end {
+        meta["annotations"] = json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
+    }
+    let obj = json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta});
+    frame("BOOKMARK", &serde_json::to_vec(&obj).unwrap_or_default())
+}
+
+/// The ERROR frame for a status.
+pub fn error_frame(err: &errors::ApiError) -> Bytes {
+    frame(
+        "ERROR",
+        &serde_json::to_vec(&err.status).unwrap_or_default(),
+    )
+}
+
+struct Watcher {
+    state: State,
+    info: Arc<ResourceInfo>,
+    namespace: String,
+    opts: ListOptions,
+    render: Render,
+    tx: mpsc::Sender<Result<Bytes, io::Error>>,
+}
+
+/// Where a watch starts.
+enum Start {
+    /// Send the current state first (ADDED), then changes; optionally the end bookmark.
+    Initial { end_bookmark: bool },
+    /// Changes after this revision.
+    After(u64),
+}
+
+/// Validates the request and starts the watch task; returns the frames to stream.
+pub async fn watch(
+    state: State,
+    info: Arc<ResourceInfo>,
+    namespace: String,
+    opts: ListOptions,
+    render: Render,
+) -> ApiResult<Frames> {
+    let rv = match opts.resource_version.as_deref() {
+        None => None,
+        Some(s) => Some(
+            s.parse::<u64>()
+                .map_err(|_| errors::bad_request(format!("invalid resource version: {s:?}")))?,
+        ),
+    };
+    let start = match (opts.send_initial_events, rv) {
+        (Some(true), rv) => {
+            if opts.rv_match == Some(RvMatch::NotOlderThan) {
+                if let Some(n) = rv.filter(|n| *n > 0) {
+                    wait_for_rv(&state, n).await?;
+                }
+            }
+            Start::Initial { end_bookmark: true }
+        }
+        (Some(false), None | Some(0)) => Start::After(state.store.rev()),
+        (None, None | Some(0)) => Start::Initial {
+            end_bookmark: false,
+        },
+        (_, Some(n)) => Start::After(n),
+    };
+    let (tx, rx) = mpsc::channel(128);
+    let watcher = Watcher {
+        state,
+        info,
+        namespace,
+        opts,
+        render,
+        tx,
+    };
+    tokio::spawn(async move {
+        if let Err(e) = watcher.run(start).await {
+            tracing::debug!(error = %e, "watch ended by the client");
+        }
+    });
+    Ok(rx)
+}
+
+impl Watcher {
+    async fn send(&self, bytes: Bytes) -> Result<(), io::Error> {
+        self.tx
+            .send(Ok(bytes))
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "client gone"))
+    }
+
+    fn in_scope(&self, obj: &StoredObject) -> bool {
+        (self.namespace.is_empty() || obj.namespace() == self.namespace) && self.opts.matches(obj)
+    }
+
+    fn object_frame(&self, kind: &str, obj: &StoredObject) -> Bytes {
+        frame(kind, &(self.render)(obj.json()))
+    }
+
+    /// The frame an event becomes for this watcher, if any.
+    fn convert(&self, e: &Event) -> Option<Bytes> {
+        let cur = self.in_scope(&e.object);
+        match e.kind {
+            EventType::Added => cur.then(|| self.object_frame("ADDED", &e.object)),
+            EventType::Deleted => cur.then(|| self.object_frame("DELETED", &e.object)),
+            EventType::Modified => {
+                let before = e.prev.as_ref().is_some_and(|p| self.in_scope(p));
+                match (before, cur) {
+                    (true, true) => Some(self.object_frame("MODIFIED", &e.object)),
+                    (false, true) => Some(self.object_frame("ADDED", &e.object)),
+                    (true, false) => {
+                        // The previous version, stamped with the event's revision.
+                        let prev = e.prev.as_ref()?;
+                        let mut v = prev.to_value();
+                        v["metadata"]["resourceVersion"] = Value::String(e.rv.to_string());
+                        let json = serde_json::to_vec(&v).unwrap_or_default();
+                        Some(frame("DELETED", &(self.render)(&json)))
+                    }
+                    (false, false) => None,
+                }
+            }
+        }
+    }
+
+    fn next_bookmark(&self, now: Instant, deadline: Instant) -> Instant {
+        let cfg = &self.state.config;
+        let periodic = now + cfg.bookmark_interval;
+        let before_deadline = deadline
+            .checked_sub(cfg.bookmark_before_timeout)
+            .unwrap_or(deadline);
+        if before_deadline > now && before_deadline < periodic {
+            before_deadline
+        } else {
+            periodic
+        }
+    }
+
+    async fn run(self, start: Start) -> Result<(), io::Error> {
+        let cfg = &self.state.config;
+        let timeout = match self.opts.timeout_seconds {
+            Some(s) if s > 0 => Duration::from_secs(s),
+            _ => cfg.default_watch_timeout,
+        };
+        let deadline = Instant::now() + timeout;
+        let mut rev_rx = self.state.store.subscribe();
+        let mut faults = self.state.faults.subscribe_watch();
+        let mut shutdown = self.state.shutdown.clone();
+        let ks = self.info.keyspace();
+        let mut pos = match start {
+            Start::After(n) => n,
+            Start::Initial { end_bookmark } => {
+                let prefix = if self.namespace.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}/", self.namespace)
+                };
+                let req = ListRequest {
+                    keyspace: &ks,
+                    prefix: &prefix,
+                    at: None,
+                    start: "",
+                    limit: 0,
+                    count_remaining: false,
+                };
+                let page = match self.state.store.list(req, &|o| self.opts.matches(o)) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        return self.send(error_frame(&errors::internal(e))).await;
+                    }
+                };
+                for obj in &page.items {
+                    self.send(self.object_frame("ADDED", obj)).await?;
+                }
+                if end_bookmark {
+                    self.send(bookmark(&self.info, page.rv, true)).await?;
+                }
+                page.rv
+            }
+        };
+        let mut next_bookmark = self.next_bookmark(Instant::now(), deadline);
+        let mut stalled = false;
+        loop {
+            if !stalled {
+                match self.state.store.events_after(&ks, pos) {
+                    Ok((events, rev)) => {
+                        for e in &events {
+                            if let Some(f) = self.convert(e) {
+                                self.send(f).await?;
+                            }
+                        }
+                        // A start in the future stays there until the store catches up.
+                        pos = pos.max(rev);
+                    }
+                    Err(StoreError::Compacted { compacted }) => {
+                        return self
+                            .send(error_frame(&errors::watch_too_old(pos, compacted)))
+                            .await;
+                    }
+                    Err(e) => return self.send(error_frame(&errors::internal(e))).await,
+                }
+            }
+            tokio::select! {
+                changed = rev_rx.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                }
+                () = tokio::time::sleep_until(next_bookmark), if self.opts.allow_bookmarks && !stalled => {
+                    self.send(bookmark(&self.info, pos, false)).await?;
+                    next_bookmark = self.next_bookmark(Instant::now(), deadline);
+                }
+                () = tokio::time::sleep_until(deadline) => return Ok(()),
+                fault = faults.recv() => match fault {
+                    Ok(WatchFault::Close) => return Ok(()),
+                    Ok(WatchFault::CutMidFrame) => {
+                        self.send(Bytes::from_static(b"{\"type\":\"MODIFIED\",\"object\":{\"kind\":")).await?;
+                        let _ = self.tx.send(Err(io::Error::new(io::ErrorKind::ConnectionAborted, "injected: stream cut"))).await;
+                        return Ok(());
+                    }
+                    Ok(WatchFault::MalformedFrame) => {
+                        self.send(Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{this is not json}\n")).await?;
+                    }
+                    Ok(WatchFault::Stall) => stalled = true,
+                    Err(_) => {}
+                },
+                () = self.tx.closed() => return Ok(()),
+                _ = shutdown.changed() => return Ok(()),
+            }
+        }
+    }
+}

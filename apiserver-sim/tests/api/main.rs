@@ -1,0 +1,14 @@
+//! Integration tests: the simulator driven over real HTTP with a plain hyper client.
+
+mod support;
+
+mod crud;
+mod discovery;
+mod faults;
+mod gc;
+mod kubectl;
+mod list;
+mod patch;
+mod scale;
+mod tls_auth;
+mod watch;
