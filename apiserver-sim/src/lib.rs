@@ -27,6 +27,7 @@ pub mod errors;
 pub mod faults;
 pub mod gc;
 pub mod http;
+pub mod manifests;
 pub mod patch;
 pub mod resources;
 pub mod server;

@@ -1,6 +1,7 @@
 //! `apiserver-sim`: runs the simulated Kubernetes API server until interrupted.
 //!
-//! Prints the URL and, with `--kubeconfig PATH`, writes a kubeconfig for kubectl.
+//! Prints the URL and, with `--kubeconfig PATH`, writes a kubeconfig for kubectl; with
+//! `--objects-from DIR`, creates the objects of the manifests in DIR first.
 //! Faults are switched through `POST /_sim/<action>` (see the crate README).
 
 use std::time::Duration;
@@ -33,6 +34,9 @@ struct Args {
     /// Write a kubeconfig for this server to PATH.
     #[arg(long)]
     kubeconfig: Option<std::path::PathBuf>,
+    /// Create the objects of the manifest files (JSON or YAML) in DIR before serving.
+    #[arg(long, value_name = "DIR")]
+    objects_from: Option<std::path::PathBuf>,
 }
 
 #[tokio::main]
@@ -55,6 +59,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     config.watch_list = !args.no_watch_list;
     let sim = ApiServerSim::start(config).await?;
+    if let Some(dir) = &args.objects_from {
+        let created = sim.load_manifests(dir)?;
+        eprintln!("created {created} objects from {}", dir.display());
+    }
     println!("{}", sim.url());
     if let Some(path) = &args.kubeconfig {
         std::fs::write(path, sim.kubeconfig())?;

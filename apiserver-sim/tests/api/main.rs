@@ -8,6 +8,7 @@ mod faults;
 mod gc;
 mod kubectl;
 mod list;
+mod manifests;
 mod patch;
 mod scale;
 mod tls_auth;
