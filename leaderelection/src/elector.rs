@@ -1,0 +1,474 @@
+//! The election loop: client-go's `LeaderElector` (`tools/leaderelection/leaderelection.go`).
+//!
+//! [`LeaderElector::run`] tries to acquire the lease every `retry_period` (jittered); once it
+//! holds it, it runs the caller's leader work and renews the lease every `retry_period`. It
+//! ends when the caller cancels, when a renewal has not succeeded for `renew_deadline`, or when
+//! the leader work returns:
+//!
+//! | client-go callback | here |
+//! |---|---|
+//! | `OnStartedLeading(ctx)` | the `lead` closure given to `run`, called with a [`CancellationToken`] |
+//! | `OnStoppedLeading()` | `run` returning (it always returns, led or not) |
+//! | `OnNewLeader(identity)` | [`LeaderElector::on_new_leader`] |
+//!
+//! ## Safety
+//!
+//! The leader's token is cancelled no later than `renew_deadline` after the last successful
+//! renewal, measured on the leader's clock; other candidates take over no earlier than
+//! `lease_duration` after they saw that renewal, measured on theirs. With the defaults that
+//! leaves 5 s for the leader's work to stop. The lease is released (with `release_on_cancel`)
+//! only after the leader work has returned, so a successor never overlaps a draining leader.
+//! Validity is judged only from local observation times, never the remote timestamps, which
+//! tolerates clock offsets between candidates (not clocks running at different rates).
+//!
+//! Where it differs from client-go: client-go's renewal gives up `renew_deadline` after the
+//! start of the renewal round (up to `retry_period` after the last success); here the deadline
+//! runs from the last success itself, a little stricter. Leader work that returns on its own
+//! ends the leadership (client-go would keep renewing a lease nobody uses). `on_new_leader` is
+//! called inline and must be quick.
+
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::MicroTime;
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
+use crate::record::{LeaderElectionRecord, Lock};
+
+/// Why [`LeaderElector::run`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The caller cancelled (before or during leadership).
+    Cancelled,
+    /// Renewals failed for `renew_deadline`: the lease may now go to another candidate.
+    Lost,
+    /// The leader work returned on its own.
+    WorkFinished,
+}
+
+/// What this candidate last saw of the lease, and when.
+#[derive(Debug, Default)]
+struct Observed {
+    record: Option<LeaderElectionRecord>,
+    time: Option<Instant>,
+    leading: bool,
+}
+
+/// The `on_new_leader` callback.
+type NewLeaderCallback = Box<dyn Fn(&str) + Send + Sync>;
+
+/// Runs leader election over a [`Lock`].
+pub struct LeaderElector<L> {
+    lock: L,
+    config: LeaderElectionConfig,
+    observed: Arc<Mutex<Observed>>,
+    on_new_leader: Option<NewLeaderCallback>,
+}
+
+impl<L> std::fmt::Debug for LeaderElector<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderElector")
+            .field("config", &self.config)
+            .field("observed", &*self.observed.lock())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A health check for a running elector: client-go's `HealthzAdaptor`.
+#[derive(Debug, Clone)]
+pub struct HealthCheck {
+    observed: Arc<Mutex<Observed>>,
+    lease_duration: Duration,
+}
+
+/// The leader has not renewed for longer than it may.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("failed election to renew leadership on lease {name}: last renewed {since:?} ago")]
+pub struct RenewalOverdue {
+    /// The election's name.
+    pub name: String,
+    /// Time since the last successful renewal.
+    pub since: Duration,
+}
+
+impl HealthCheck {
+    /// Fails only while this candidate believes it leads and its last renewal is older than
+    /// the lease duration plus `max_tolerable_expiry`: client-go's `Check`.
+    pub fn check(&self, name: &str, max_tolerable_expiry: Duration) -> Result<(), RenewalOverdue> {
+        let observed = self.observed.lock();
+        match observed.time {
+            Some(time) if observed.leading => {
+                let since = time.elapsed();
+                if since > self.lease_duration + max_tolerable_expiry {
+                    return Err(RenewalOverdue {
+                        name: name.to_owned(),
+                        since,
+                    });
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<L: Lock> LeaderElector<L> {
+    /// An elector over `lock`; refuses what client-go's `NewLeaderElector` refuses.
+    pub fn new(lock: L, config: LeaderElectionConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
+        if lock.identity().is_empty() {
+            return Err(ConfigError::EmptyIdentity);
+        }
+        Ok(Self {
+            lock,
+            config,
+            observed: Arc::default(),
+            on_new_leader: None,
+        })
+    }
+
+    /// Calls `callback` with the holder's identity each time the observed holder changes
+    /// (including the first observation, and this candidate becoming leader).
+    pub fn on_new_leader(mut self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_new_leader = Some(Box::new(callback));
+        self
+    }
+
+    /// A health check to export (e.g. on `/healthz`).
+    pub fn health_check(&self) -> HealthCheck {
+        HealthCheck {
+            observed: self.observed.clone(),
+            lease_duration: self.config.lease_duration,
+        }
+    }
+
+    /// Whether this candidate holds the lease, as far as it knows.
+    pub fn is_leader(&self) -> bool {
+        let observed = self.observed.lock();
+        observed.leading
+    }
+
+    /// The holder last observed, if any.
+    pub fn leader(&self) -> Option<String> {
+        let observed = self.observed.lock();
+        observed
+            .record
+            .as_ref()
+            .map(|record| record.holder_identity.clone())
+            .filter(|holder| !holder.is_empty())
+    }
+
+    /// Campaigns until leader, then runs `lead` with a token cancelled when leadership ends,
+    /// and returns once it has ended and the leader work has returned (see the module docs).
+    pub async fn run<F, Fut>(&self, cancel: CancellationToken, lead: F) -> Ended
+    where
+        F: FnOnce(CancellationToken) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        if !self.acquire(&cancel).await {
+            return Ended::Cancelled;
+        }
+        let name = &self.config.name;
+        tracing::info!(election = %name, lock = %self.lock.describe(), "became leader");
+        let leader_token = cancel.child_token();
+        let mut work = pin!(lead(leader_token.clone()));
+        let mut last_renew = Instant::now();
+        let ended = loop {
+            tokio::select! {
+                biased;
+                // First: the leader token is a child of `cancel`, so work that returns because
+                // the caller cancelled must count as cancelled, not finished.
+                () = cancel.cancelled() => break Ended::Cancelled,
+                () = &mut work => break Ended::WorkFinished,
+                renewed = self.renew(last_renew) => match renewed {
+                    Some(at) => last_renew = at,
+                    None => break Ended::Lost,
+                },
+            }
+        };
+        leader_token.cancel();
+        self.observed.lock().leading = false;
+        match ended {
+            Ended::Lost => {
+                tracing::warn!(election = %name, "failed to renew the lease: stopped leading")
+            }
+            _ => tracing::info!(election = %name, ?ended, "stopped leading"),
+        }
+        if ended != Ended::WorkFinished {
+            work.await;
+        }
+        if self.config.release_on_cancel {
+            self.release().await;
+        }
+        ended
+    }
+
+    /// Tries every jittered retry period until the lease is ours; false if cancelled first.
+    async fn acquire(&self, cancel: &CancellationToken) -> bool {
+        let mut jitter = Jitter::for_identity(self.lock.identity());
+        loop {
+            if cancel.is_cancelled() {
+                return false;
+            }
+            if self.try_acquire_or_renew().await {
+                return true;
+            }
+            let wait = jitter.wait(self.config.retry_period);
+            tokio::select! {
+                () = cancel.cancelled() => return false,
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// One renewal round: waits a retry period, then tries until it succeeds (returning when)
+    /// or `renew_deadline` after `last_renew` has passed (returning `None`).
+    async fn renew(&self, last_renew: Instant) -> Option<Instant> {
+        tokio::time::sleep(self.config.retry_period).await;
+        let deadline = last_renew + self.config.renew_deadline;
+        loop {
+            match tokio::time::timeout_at(deadline, self.try_acquire_or_renew()).await {
+                Ok(true) => return Some(Instant::now()),
+                Ok(false) => {}
+                Err(_) => return None,
+            }
+            let retry = tokio::time::sleep(self.config.retry_period);
+            if tokio::time::timeout_at(deadline, retry).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// client-go's `tryAcquireOrRenew`: true if this candidate holds the lease afterwards.
+    async fn try_acquire_or_renew(&self) -> bool {
+        let identity = self.lock.identity();
+        let now = MicroTime::now();
+        let lease_seconds = i32::try_from(self.config.lease_duration.as_secs()).unwrap_or(i32::MAX);
+
+        // Fast path: still valid as leader, renew without reading first.
+        let renewal = {
+            let observed = self.observed.lock();
+            match (&observed.record, observed.time) {
+                (Some(record), Some(time))
+                    if observed.leading
+                        && record.holder_identity == identity
+                        && time.elapsed() < self.config.lease_duration =>
+                {
+                    let mut record = record.clone();
+                    record.renew_time = Some(now);
+                    record.lease_duration_seconds = lease_seconds;
+                    Some(record)
+                }
+                _ => None,
+            }
+        };
+        if let Some(record) = renewal {
+            match self.lock.update(&record).await {
+                Ok(()) => {
+                    self.observe(record, true);
+                    return true;
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "fast-path renewal failed, reading the lease")
+                }
+            }
+        }
+
+        let desired = LeaderElectionRecord {
+            holder_identity: identity.to_owned(),
+            lease_duration_seconds: lease_seconds,
+            acquire_time: Some(now),
+            renew_time: Some(now),
+            leader_transitions: 0,
+        };
+        let current = match self.lock.get().await {
+            Ok(current) => current,
+            Err(error) => {
+                tracing::warn!(lock = %self.lock.describe(), %error, "cannot read the lease");
+                return false;
+            }
+        };
+        let Some(current) = current else {
+            return match self.lock.create(&desired).await {
+                Ok(()) => {
+                    self.observe(desired, true);
+                    true
+                }
+                Err(error) => {
+                    tracing::warn!(lock = %self.lock.describe(), %error, "cannot create the lease");
+                    false
+                }
+            };
+        };
+
+        // Remember when the record last changed, on our clock.
+        let observed_at = {
+            let changed = self.observed.lock().record.as_ref() != Some(&current);
+            if changed {
+                self.observe(current.clone(), false);
+            }
+            self.observed.lock().time.unwrap_or_else(Instant::now)
+        };
+        let held_by_other =
+            !current.holder_identity.is_empty() && current.holder_identity != identity;
+        let valid_for =
+            Duration::from_secs(u64::try_from(current.lease_duration_seconds).unwrap_or(0));
+        if held_by_other && observed_at + valid_for > Instant::now() {
+            return false;
+        }
+
+        let mut record = desired;
+        if current.holder_identity == identity {
+            record.acquire_time = current.acquire_time;
+            record.leader_transitions = current.leader_transitions;
+        } else {
+            record.leader_transitions = current.leader_transitions.saturating_add(1);
+        }
+        match self.lock.update(&record).await {
+            Ok(()) => {
+                self.observe(record, true);
+                true
+            }
+            Err(error) => {
+                tracing::debug!(lock = %self.lock.describe(), %error, "cannot update the lease");
+                false
+            }
+        }
+    }
+
+    /// Records what was seen, now; tells `on_new_leader` when the holder changed.
+    fn observe(&self, record: LeaderElectionRecord, ours: bool) {
+        let new_holder = {
+            let mut observed = self.observed.lock();
+            let previous = observed.record.as_ref().map(|r| r.holder_identity.clone());
+            let holder = record.holder_identity.clone();
+            observed.record = Some(record);
+            observed.time = Some(Instant::now());
+            if ours {
+                observed.leading = true;
+            }
+            (previous.as_deref() != Some(holder.as_str()) && !holder.is_empty()).then_some(holder)
+        };
+        if let (Some(holder), Some(callback)) = (new_holder, &self.on_new_leader) {
+            callback(&holder);
+        }
+    }
+
+    /// Gives the lease up if we hold it: empty holder, one-second duration (client-go's
+    /// `release`). Retries a conflict, within the renew deadline.
+    async fn release(&self) {
+        let identity = self.lock.identity();
+        let attempt = async {
+            for _ in 0..3 {
+                let current = match self.lock.get().await {
+                    Ok(Some(current)) => current,
+                    Ok(None) => return,
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot read the lease to release it");
+                        return;
+                    }
+                };
+                if current.holder_identity != identity {
+                    return;
+                }
+                let now = MicroTime::now();
+                let released = LeaderElectionRecord {
+                    holder_identity: String::new(),
+                    lease_duration_seconds: 1,
+                    acquire_time: Some(now),
+                    renew_time: Some(now),
+                    leader_transitions: current.leader_transitions,
+                };
+                match self.lock.update(&released).await {
+                    Ok(()) => {
+                        self.observe(released, false);
+                        tracing::info!(lock = %self.lock.describe(), "released the lease");
+                        return;
+                    }
+                    Err(crate::record::LockError::Conflict) => continue,
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot release the lease");
+                        return;
+                    }
+                }
+            }
+        };
+        if tokio::time::timeout(self.config.renew_deadline, attempt)
+            .await
+            .is_err()
+        {
+            tracing::warn!(lock = %self.lock.describe(), "releasing the lease timed out");
+        }
+    }
+}
+
+/// Jittered waits in `[period, (1 + JITTER_FACTOR) × period)`, from a generator seeded by the
+/// candidate's identity (so a test run is reproducible, and candidates still spread out).
+struct Jitter(u64);
+
+impl Jitter {
+    fn for_identity(identity: &str) -> Self {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        identity.hash(&mut hasher);
+        Self(hasher.finish())
+    }
+
+    fn wait(&mut self, period: Duration) -> Duration {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let unit = ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64;
+        period.mul_f64(1.0 + JITTER_FACTOR * unit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// client-go's `TestLeaderElectionHealthChecker`: only a leader that has not renewed for
+    /// longer than the lease plus the tolerance is unhealthy.
+    #[tokio::test(start_paused = true)]
+    async fn health_check_fails_only_for_an_overdue_leader() {
+        let observed = Arc::new(Mutex::new(Observed::default()));
+        let health = HealthCheck {
+            observed: observed.clone(),
+            lease_duration: Duration::from_secs(15),
+        };
+        assert!(health.check("x", Duration::ZERO).is_ok(), "never led");
+        {
+            let mut state = observed.lock();
+            state.leading = true;
+            state.time = Some(Instant::now());
+        }
+        tokio::time::advance(Duration::from_secs(16)).await;
+        assert!(
+            health.check("x", Duration::from_secs(5)).is_ok(),
+            "within tolerance"
+        );
+        let overdue = health.check("x", Duration::from_secs(0)).unwrap_err();
+        assert_eq!(overdue.since, Duration::from_secs(16));
+        observed.lock().leading = false;
+        assert!(
+            health.check("x", Duration::ZERO).is_ok(),
+            "a follower is healthy"
+        );
+    }
+
+    #[test]
+    fn jitter_stays_in_client_go_window() {
+        let mut jitter = Jitter::for_identity("a");
+        let period = Duration::from_secs(2);
+        for _ in 0..1000 {
+            let wait = jitter.wait(period);
+            assert!(wait >= period && wait < period.mul_f64(2.2), "{wait:?}");
+        }
+    }
+}
