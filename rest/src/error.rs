@@ -1,0 +1,361 @@
+//! [`Error`]: everything a request can fail with, and the transport and decode errors in it.
+//!
+//! client-go returns plain `error` values: `*errors.StatusError` for API errors, `*url.Error`
+//! wrapping whatever net/http or crypto/tls said for transport failures, and wrapped JSON errors
+//! for bodies it could not decode. Here they are one enum so callers can `match` on the cause:
+//!
+//! | variant | when | client-go |
+//! |---|---|---|
+//! | [`Error::Api`] | the server answered with a non-2xx status | `*errors.StatusError` |
+//! | [`Error::Transport`] | no usable answer: connect, TLS, I/O, timeout | `*url.Error` |
+//! | [`Error::Decode`] | a 2xx body is not the expected type | decoder errors |
+//! | [`Error::Config`] | a credential could not be obtained (exec plugin, token file) | exec / token source errors |
+//! | [`Error::InvalidConfig`] | the configuration cannot make a transport | `transport.New` errors |
+//! | [`Error::InvalidRequest`] | the request builder was misused | `RequestConstructionError` and friends |
+//!
+//! The error predicates of apimachinery's `errors` package (`is_not_found`, …) are methods of
+//! [`ApiError`] and, for convenience, of [`Error`] (false for non-API errors).
+//!
+//! No message here ever contains a credential: URLs are built from scheme, host and path only
+//! (never a `user:password@` part), transport errors describe what failed without request
+//! headers, and credential errors come from [`ConfigError`], which redacts its own.
+
+use std::fmt;
+
+use crate::api_error::ApiError;
+use crate::config::ConfigError;
+
+/// A boxed error, as bodies and connectors produce them.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a request failed. See the module documentation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server answered with an error status (client-go's `*errors.StatusError`).
+    #[error(transparent)]
+    Api(Box<ApiError>),
+    /// The request got no usable answer.
+    #[error(transparent)]
+    Transport(Box<TransportError>),
+    /// A successful response's body is not what was expected.
+    #[error(transparent)]
+    Decode(Box<DecodeError>),
+    /// A credential could not be obtained (an exec plugin failed, a token file is unreadable).
+    #[error("unable to obtain a credential: {0}")]
+    Config(Box<ConfigError>),
+    /// The configuration cannot be turned into a transport.
+    #[error("invalid client configuration: {field}: {reason}")]
+    InvalidConfig {
+        /// The configuration field at fault, e.g. `tls.ca_pem`.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The request was built wrongly (client-go's request construction errors).
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+}
+
+impl From<ApiError> for Error {
+    fn from(error: ApiError) -> Self {
+        Error::Api(Box::new(error))
+    }
+}
+
+impl From<TransportError> for Error {
+    fn from(error: TransportError) -> Self {
+        Error::Transport(Box::new(error))
+    }
+}
+
+impl From<DecodeError> for Error {
+    fn from(error: DecodeError) -> Self {
+        Error::Decode(Box::new(error))
+    }
+}
+
+impl From<ConfigError> for Error {
+    fn from(error: ConfigError) -> Self {
+        Error::Config(Box::new(error))
+    }
+}
+
+macro_rules! delegate_predicates {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
+        impl Error {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> bool {
+                    self.api_error().is_some_and(ApiError::$name)
+                }
+            )*
+        }
+    };
+}
+
+delegate_predicates! {
+    /// [`ApiError::is_not_found`]; false for non-API errors.
+    is_not_found,
+    /// [`ApiError::is_already_exists`]; false for non-API errors.
+    is_already_exists,
+    /// [`ApiError::is_conflict`]; false for non-API errors.
+    is_conflict,
+    /// [`ApiError::is_gone`]; false for non-API errors.
+    is_gone,
+    /// [`ApiError::is_resource_expired`]; false for non-API errors.
+    is_resource_expired,
+    /// [`ApiError::is_too_many_requests`]; false for non-API errors.
+    is_too_many_requests,
+    /// [`ApiError::is_invalid`]; false for non-API errors.
+    is_invalid,
+    /// [`ApiError::is_forbidden`]; false for non-API errors.
+    is_forbidden,
+    /// [`ApiError::is_unauthorized`]; false for non-API errors.
+    is_unauthorized,
+    /// [`ApiError::is_timeout`]; false for non-API errors.
+    is_timeout,
+    /// [`ApiError::is_server_timeout`]; false for non-API errors.
+    is_server_timeout,
+    /// [`ApiError::is_bad_request`]; false for non-API errors.
+    is_bad_request,
+    /// [`ApiError::is_service_unavailable`]; false for non-API errors.
+    is_service_unavailable,
+    /// [`ApiError::is_internal_error`]; false for non-API errors.
+    is_internal_error,
+}
+
+impl Error {
+    /// The API error, when the server answered with one.
+    pub fn api_error(&self) -> Option<&ApiError> {
+        match self {
+            Error::Api(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The server's Status, when the server answered with an error.
+    pub fn status(&self) -> Option<&clientgo_apimachinery::Status> {
+        self.api_error().map(|e| &e.status)
+    }
+
+    /// The transport error, when the request got no usable answer.
+    pub fn transport_error(&self) -> Option<&TransportError> {
+        match self {
+            Error::Transport(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// What kind of transport failure happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportErrorKind {
+    /// The TCP connection could not be made (DNS, unreachable, …).
+    Connect,
+    /// The server refused the TCP connection.
+    ConnectionRefused,
+    /// The TCP connection was not made within the connect timeout.
+    ConnectTimeout,
+    /// The TLS handshake failed (untrusted or mismatched certificate, client certificate
+    /// refused, no common protocol, …).
+    Tls,
+    /// The TLS handshake did not finish within its timeout.
+    TlsHandshakeTimeout,
+    /// The connection was reset or broken while the request was in flight.
+    ConnectionReset,
+    /// The connection closed before a complete response arrived (client-go's "probable EOF").
+    ConnectionClosed,
+    /// The request's time limit passed ([`Config::timeout`](crate::Config::timeout) or the
+    /// request's own).
+    Timeout,
+    /// The server broke the HTTP protocol, or an HTTP/2 stream or connection failed.
+    Protocol,
+    /// Reading the response body failed.
+    Body,
+    /// Anything else.
+    Other,
+}
+
+impl TransportErrorKind {
+    fn describe(self) -> &'static str {
+        match self {
+            TransportErrorKind::Connect => "unable to connect",
+            TransportErrorKind::ConnectionRefused => "connection refused",
+            TransportErrorKind::ConnectTimeout => "timed out connecting",
+            TransportErrorKind::Tls => "TLS handshake failed",
+            TransportErrorKind::TlsHandshakeTimeout => "TLS handshake timed out",
+            TransportErrorKind::ConnectionReset => "connection reset",
+            TransportErrorKind::ConnectionClosed => {
+                "connection closed before the response was complete"
+            }
+            TransportErrorKind::Timeout => "request timed out",
+            TransportErrorKind::Protocol => "HTTP protocol error",
+            TransportErrorKind::Body => "error reading the response body",
+            TransportErrorKind::Other => "request failed",
+        }
+    }
+}
+
+/// A request that got no usable answer: which request, what failed, and the underlying error.
+///
+/// The URL is the request's, without any user-info part; no header is ever included.
+#[derive(Debug)]
+pub struct TransportError {
+    kind: TransportErrorKind,
+    method: http::Method,
+    url: String,
+    detail: Option<String>,
+    source: Option<BoxError>,
+}
+
+impl TransportError {
+    /// A transport error of `kind` for the request `method url`, caused by `source`.
+    pub fn new(
+        kind: TransportErrorKind,
+        method: http::Method,
+        url: impl Into<String>,
+        source: Option<BoxError>,
+    ) -> Self {
+        TransportError {
+            kind,
+            method,
+            url: url.into(),
+            detail: None,
+            source,
+        }
+    }
+
+    /// Adds an explanation shown after the kind (e.g. a hint about the CA).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// What failed.
+    pub fn kind(&self) -> TransportErrorKind {
+        self.kind
+    }
+
+    /// The request's method.
+    pub fn method(&self) -> &http::Method {
+        &self.method
+    }
+
+    /// The request's URL (scheme, host, path and query; never user-info).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: {}", self.method, self.url, self.kind.describe())?;
+        if let Some(detail) = &self.detail {
+            write!(f, ": {detail}")?;
+        }
+        if let Some(source) = &self.source {
+            write!(f, ": {}", ErrorChain(source.as_ref()))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for TransportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// An error and its sources, `a: b: c`, skipping a source whose text its parent already shows.
+pub(crate) struct ErrorChain<'a>(pub(crate) &'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut shown = self.0.to_string();
+        f.write_str(&shown)?;
+        let mut next = self.0.source();
+        while let Some(error) = next {
+            let text = error.to_string();
+            if !shown.contains(&text) {
+                write!(f, ": {text}")?;
+                shown = text;
+            }
+            next = error.source();
+        }
+        Ok(())
+    }
+}
+
+/// A successful response whose body is not the expected type.
+#[derive(Debug, thiserror::Error)]
+#[error("unable to decode the response body ({body_len} bytes) as {type_name}: {message}")]
+pub struct DecodeError {
+    /// The Rust type that was expected, e.g. `clientgo_apimachinery::ObjectList<Pod>`.
+    pub type_name: &'static str,
+    /// serde's description, with its position.
+    pub message: String,
+    /// 1-based line of the error.
+    pub line: usize,
+    /// 1-based column of the error.
+    pub column: usize,
+    /// The size of the body.
+    pub body_len: usize,
+}
+
+impl DecodeError {
+    /// Describes `error`, which happened decoding `body_len` bytes as `T`.
+    pub fn of<T>(error: &serde_json::Error, body_len: usize) -> Self {
+        DecodeError {
+            type_name: std::any::type_name::<T>(),
+            message: error.to_string(),
+            line: error.line(),
+            column: error.column(),
+            body_len,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transport_error_names_the_request_and_cause() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused by peer");
+        let err = TransportError::new(
+            TransportErrorKind::ConnectionRefused,
+            http::Method::GET,
+            "https://10.0.0.1:6443/api/v1/pods",
+            Some(Box::new(io)),
+        );
+        assert_eq!(
+            err.to_string(),
+            "GET https://10.0.0.1:6443/api/v1/pods: connection refused: refused by peer"
+        );
+        let err: Error = err.into();
+        assert!(!err.is_not_found());
+        assert_eq!(
+            err.transport_error().map(TransportError::kind),
+            Some(TransportErrorKind::ConnectionRefused)
+        );
+    }
+
+    #[test]
+    fn decode_error_has_type_and_position() {
+        let e = serde_json::from_str::<Vec<u32>>("[1, \"x\"]").unwrap_err();
+        let err = DecodeError::of::<Vec<u32>>(&e, 8);
+        assert_eq!((err.line, err.column), (1, 7));
+        let text = err.to_string();
+        assert!(text.contains("alloc::vec::Vec<u32>"), "{text}");
+        assert!(text.contains("line 1 column 7"), "{text}");
+    }
+
+    #[test]
+    fn error_is_small() {
+        assert!(std::mem::size_of::<Error>() <= 40);
+    }
+}

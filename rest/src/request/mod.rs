@@ -1,0 +1,435 @@
+//! The request builder: client-go's `rest.Request` (`rest/request.go`), minus the execution,
+//! which lives in the crate's `execute` module.
+//!
+//! A [`Request`] is made by [`RestClient::request`](crate::RestClient::request) (or `get`,
+//! `post`, `put`, `patch`, `delete`) and built by chaining. As in client-go, a builder mistake
+//! is remembered and every later call is a no-op; the first mistake is returned by
+//! [`Request::url`] and by the sending methods as [`Error::InvalidRequest`].
+//!
+//! The URL is assembled exactly as client-go's `Request.URL()` does:
+//!
+//! ```text
+//! <server path> / <prefix: api/v1 | apis/<group>/<version>> [/namespaces/<ns>] [/<resource>] [/<name>] [/<subresource>] [/<suffix>] ? <params>
+//! ```
+//!
+//! with Go's `path.Join` cleaning, `namespaces/<ns>` only when a non-empty namespace is set, the
+//! resource lower-cased, name, subresource and suffix only when one of them is set, parameters
+//! sorted by key (values of one key in the order added), and `timeout=<Go duration>` added when
+//! the request has a time limit. Namespace, resource, name and subresource segments are checked
+//! (not `.` or `..`, no `/` or `%`), each may be set once, and a name may not be empty. A
+//! namespace explicitly set to `""` is refused for POST, and for GET, PUT and DELETE of a named
+//! object (client-go's `requestPreflightCheck`).
+
+mod params;
+pub(crate) mod url;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use serde::Serialize;
+
+use crate::client::RestClient;
+use crate::error::Error;
+
+pub use params::{
+    DeleteParams, GetParams, ListParams, PatchParams, PatchType, PostParams, Preconditions,
+    PropagationPolicy, WatchParams,
+};
+
+/// The JSON media type, the only one this client speaks.
+pub const JSON: &str = "application/json";
+
+/// A request being built. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub(crate) client: RestClient,
+    pub(crate) method: Method,
+    path_prefix: String,
+    subpath: String,
+    namespace: Option<String>,
+    pub(crate) group: String,
+    pub(crate) resource: String,
+    pub(crate) name: String,
+    subresource: String,
+    params: Vec<(String, String)>,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_retries: u32,
+    error: Option<String>,
+}
+
+impl Request {
+    pub(crate) fn new(client: RestClient, method: Method) -> Request {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::ACCEPT, HeaderValue::from_static(JSON));
+        let inner = client.inner();
+        Request {
+            path_prefix: url::join(&["/", &inner.base_path]),
+            timeout: inner.timeout,
+            max_retries: inner.max_retries,
+            client,
+            method,
+            subpath: String::new(),
+            namespace: None,
+            group: String::new(),
+            resource: String::new(),
+            name: String::new(),
+            subresource: String::new(),
+            params: Vec::new(),
+            headers,
+            body: Bytes::new(),
+            error: None,
+        }
+    }
+
+    fn fail(mut self, message: String) -> Self {
+        if self.error.is_none() {
+            self.error = Some(message);
+        }
+        self
+    }
+
+    /// The HTTP method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// Sets the API group and version: the path prefix becomes `/api/<version>` for the core
+    /// group (`""`) and `/apis/<group>/<version>` otherwise, after the server URL's own path.
+    pub fn group_version(mut self, group: &str, version: &str) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        let base = self.client.inner().base_path.clone();
+        self.path_prefix = if group.is_empty() {
+            url::join(&["/", &base, "api", version])
+        } else {
+            url::join(&["/", &base, "apis", group, version])
+        };
+        self.group = group.to_owned();
+        self
+    }
+
+    /// Adds segments after the prefix, before the namespace (client-go's `Prefix`).
+    pub fn prefix(mut self, segments: &[&str]) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        let joined = url::join(segments);
+        self.path_prefix = url::join(&[&self.path_prefix, &joined]);
+        self
+    }
+
+    /// Adds segments at the end of the path (client-go's `Suffix`).
+    pub fn suffix(mut self, segments: &[&str]) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        let joined = url::join(segments);
+        self.subpath = url::join(&[&self.subpath, &joined]);
+        self
+    }
+
+    /// Replaces the path with `path` after the server URL's own path (client-go's `AbsPath`
+    /// with one segment; a trailing slash is kept).
+    pub fn abs_path(mut self, path: &str) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        let base = self.client.inner().base_path.clone();
+        self.path_prefix = url::join(&["/", &base, path]);
+        if (base.len() > 1 || path.len() > 1) && path.ends_with('/') {
+            self.path_prefix.push('/');
+        }
+        self
+    }
+
+    /// Sets the namespace; `namespaces/<ns>` goes into the path when it is not empty.
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        if let Some(set) = &self.namespace {
+            let message =
+                format!("namespace already set to {set:?}, cannot change to {namespace:?}");
+            return self.fail(message);
+        }
+        if let Some(why) = url::invalid_segment(namespace) {
+            return self.fail(format!("invalid namespace {namespace:?}: {why}"));
+        }
+        self.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// Sets the namespace if `scoped` (client-go's `NamespaceIfScoped`).
+    pub fn namespace_if_scoped(self, namespace: &str, scoped: bool) -> Self {
+        if scoped {
+            self.namespace(namespace)
+        } else {
+            self
+        }
+    }
+
+    /// Sets the resource, e.g. `pods`.
+    pub fn resource(mut self, resource: &str) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        if !self.resource.is_empty() {
+            let message = format!(
+                "resource already set to {:?}, cannot change to {resource:?}",
+                self.resource
+            );
+            return self.fail(message);
+        }
+        if let Some(why) = url::invalid_segment(resource) {
+            return self.fail(format!("invalid resource {resource:?}: {why}"));
+        }
+        self.resource = resource.to_owned();
+        self
+    }
+
+    /// Sets the object's name.
+    pub fn name(mut self, name: &str) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        if name.is_empty() {
+            return self.fail("resource name may not be empty".to_owned());
+        }
+        if !self.name.is_empty() {
+            let message = format!(
+                "resource name already set to {:?}, cannot change to {name:?}",
+                self.name
+            );
+            return self.fail(message);
+        }
+        if let Some(why) = url::invalid_segment(name) {
+            return self.fail(format!("invalid resource name {name:?}: {why}"));
+        }
+        self.name = name.to_owned();
+        self
+    }
+
+    /// Sets the subresource, e.g. `status`, `scale`, `log`.
+    pub fn subresource(self, subresource: &str) -> Self {
+        self.subresources(&[subresource])
+    }
+
+    /// Sets a subresource of several segments (client-go's `SubResource(parts...)`).
+    pub fn subresources(mut self, parts: &[&str]) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        let joined = url::join(parts);
+        if !self.subresource.is_empty() {
+            let message = format!(
+                "subresource already set to {:?}, cannot change to {joined:?}",
+                self.subresource
+            );
+            return self.fail(message);
+        }
+        for part in parts {
+            if let Some(why) = url::invalid_segment(part) {
+                return self.fail(format!("invalid subresource {part:?}: {why}"));
+            }
+        }
+        self.subresource = joined;
+        self
+    }
+
+    /// Adds a query parameter (additive: a key may have several values).
+    pub fn param(mut self, key: &str, value: impl Into<String>) -> Self {
+        if self.error.is_none() {
+            self.params.push((key.to_owned(), value.into()));
+        }
+        self
+    }
+
+    /// `labelSelector`.
+    pub fn label_selector(self, selector: &str) -> Self {
+        self.param("labelSelector", selector)
+    }
+
+    /// `fieldSelector`.
+    pub fn field_selector(self, selector: &str) -> Self {
+        self.param("fieldSelector", selector)
+    }
+
+    /// `limit`: the most items per list page.
+    pub fn limit(self, limit: i64) -> Self {
+        self.param("limit", limit.to_string())
+    }
+
+    /// `continue`: the token of the next list page.
+    pub fn continue_token(self, token: &str) -> Self {
+        self.param("continue", token)
+    }
+
+    /// `resourceVersion`.
+    pub fn resource_version(self, resource_version: &str) -> Self {
+        self.param("resourceVersion", resource_version)
+    }
+
+    /// `resourceVersionMatch`: `Exact` or `NotOlderThan`.
+    pub fn resource_version_match(self, r#match: &str) -> Self {
+        self.param("resourceVersionMatch", r#match)
+    }
+
+    /// `timeoutSeconds`: the server-side limit of a list or watch.
+    pub fn timeout_seconds(self, seconds: i64) -> Self {
+        self.param("timeoutSeconds", seconds.to_string())
+    }
+
+    /// `allowWatchBookmarks`.
+    pub fn allow_watch_bookmarks(self, allow: bool) -> Self {
+        self.param("allowWatchBookmarks", allow.to_string())
+    }
+
+    /// `sendInitialEvents` (streaming lists).
+    pub fn send_initial_events(self, send: bool) -> Self {
+        self.param("sendInitialEvents", send.to_string())
+    }
+
+    /// `dryRun=All`: the server validates and answers but persists nothing.
+    pub fn dry_run(self) -> Self {
+        self.param("dryRun", "All")
+    }
+
+    /// `fieldManager`.
+    pub fn field_manager(self, manager: &str) -> Self {
+        self.param("fieldManager", manager)
+    }
+
+    /// `propagationPolicy`.
+    pub fn propagation_policy(self, policy: PropagationPolicy) -> Self {
+        self.param("propagationPolicy", policy.as_str())
+    }
+
+    /// Sets a header, replacing any value it had (client-go's `SetHeader`).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(name), Ok(value)) => {
+                self.headers.insert(name, value);
+                self
+            }
+            // The value is not quoted: it could be a credential.
+            _ => self.fail(format!("invalid header {name:?} or its value")),
+        }
+    }
+
+    /// Sets the body, sent as is.
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        if self.error.is_none() {
+            self.body = body.into();
+        }
+        self
+    }
+
+    /// Sets the body to `value` as JSON, with `Content-Type: application/json` unless a
+    /// content type is already set (a patch's).
+    pub fn json<T: Serialize + ?Sized>(mut self, value: &T) -> Self {
+        if self.error.is_some() {
+            return self;
+        }
+        match serde_json::to_vec(value) {
+            Ok(bytes) => {
+                self.headers
+                    .entry(http::header::CONTENT_TYPE)
+                    .or_insert(HeaderValue::from_static(JSON));
+                self.body = Bytes::from(bytes);
+                self
+            }
+            Err(e) => self.fail(format!("unable to encode the body as JSON: {e}")),
+        }
+    }
+
+    /// Limits the whole request (throttle waits after the first, retries, and reading the
+    /// body) to `timeout`, and sends it as the `timeout` parameter. Replaces the client's
+    /// [`Config::timeout`](crate::Config::timeout); a zero duration removes the limit.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout).filter(|t| !t.is_zero());
+        self
+    }
+
+    /// The most retries (client-go's `MaxRetries`; default 10, 0 for none).
+    pub fn max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// The path (unescaped), as client-go's `URL().Path`.
+    pub fn path(&self) -> String {
+        let mut path = self.path_prefix.clone();
+        if let Some(ns) = self.namespace.as_deref().filter(|ns| !ns.is_empty()) {
+            path = url::join(&[&path, "namespaces", ns]);
+        }
+        if !self.resource.is_empty() {
+            path = url::join(&[&path, &self.resource.to_ascii_lowercase()]);
+        }
+        if !self.name.is_empty() || !self.subpath.is_empty() || !self.subresource.is_empty() {
+            path = url::join(&[&path, &self.name, &self.subresource, &self.subpath]);
+        }
+        path
+    }
+
+    /// The path and query (`/api/v1/…?…`), escaped, or the builder's first mistake.
+    pub fn path_and_query(&self) -> Result<String, Error> {
+        if let Some(error) = &self.error {
+            return Err(Error::InvalidRequest(error.clone()));
+        }
+        let mut out = String::new();
+        url::push_escaped_path(&mut out, &self.path());
+        let mut params: Vec<(String, String)> = self
+            .params
+            .iter()
+            .filter(|(k, _)| self.timeout.is_none() || k != "timeout")
+            .cloned()
+            .collect();
+        if let Some(timeout) = self.timeout {
+            params.push(("timeout".to_owned(), url::go_duration(timeout)));
+        }
+        if !params.is_empty() {
+            out.push('?');
+            out.push_str(&url::encode_query(&params));
+        }
+        Ok(out)
+    }
+
+    /// The full URL, or the builder's first mistake.
+    pub fn url(&self) -> Result<String, Error> {
+        let path_and_query = self.path_and_query()?;
+        let inner = self.client.inner();
+        Ok(format!(
+            "{}://{}{path_and_query}",
+            inner.scheme, inner.authority
+        ))
+    }
+
+    /// client-go's `requestPreflightCheck`.
+    pub(crate) fn preflight(&self) -> Result<(), Error> {
+        if self.namespace.as_deref() != Some("") {
+            return Ok(());
+        }
+        let refuse = |m: &str| Err(Error::InvalidRequest(m.to_owned()));
+        match self.method {
+            Method::POST => refuse("an empty namespace may not be set during creation"),
+            Method::GET | Method::PUT | Method::DELETE if !self.name.is_empty() => {
+                refuse("an empty namespace may not be set when a resource name is provided")
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "request_tests.rs"]
+mod tests;

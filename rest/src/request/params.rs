@@ -1,0 +1,313 @@
+//! Options of the typed helpers, as the query parameters (and `DeleteOptions` body) of
+//! `metav1.ListOptions`, `GetOptions`, `CreateOptions`, `UpdateOptions`, `PatchOptions` and
+//! `DeleteOptions`, and the patch types with their content types.
+//!
+//! Parameter names and values are those client-go's parameter codec writes; unset options are
+//! left out, as Go's `omitempty` does.
+
+use serde::Serialize;
+
+use super::Request;
+
+/// How a patch is written (client-go's `types.PatchType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PatchType {
+    /// RFC 6902 JSON patch: a list of operations.
+    Json,
+    /// RFC 7386 JSON merge patch.
+    Merge,
+    /// Kubernetes' strategic merge patch (built-in types only).
+    StrategicMerge,
+    /// Server-side apply: the object as the field manager wants it. Needs a field manager.
+    Apply,
+}
+
+impl PatchType {
+    /// The `Content-Type` the server recognises the patch by.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            PatchType::Json => "application/json-patch+json",
+            PatchType::Merge => "application/merge-patch+json",
+            PatchType::StrategicMerge => "application/strategic-merge-patch+json",
+            PatchType::Apply => "application/apply-patch+yaml",
+        }
+    }
+}
+
+/// What happens to an object's dependents when it is deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum PropagationPolicy {
+    /// Dependents are left alone.
+    Orphan,
+    /// Dependents are deleted in the background.
+    Background,
+    /// Dependents are deleted before the object.
+    Foreground,
+}
+
+impl PropagationPolicy {
+    /// The wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PropagationPolicy::Orphan => "Orphan",
+            PropagationPolicy::Background => "Background",
+            PropagationPolicy::Foreground => "Foreground",
+        }
+    }
+}
+
+/// `metav1.ListOptions` for a list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListParams {
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+    /// `limit`: the most items per page.
+    pub limit: Option<i64>,
+    /// `continue`: the token of the page to get.
+    pub continue_token: Option<String>,
+    /// `resourceVersion`.
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch`.
+    pub resource_version_match: Option<String>,
+    /// `timeoutSeconds`.
+    pub timeout_seconds: Option<i64>,
+}
+
+impl ListParams {
+    pub(crate) fn apply(&self, mut r: Request) -> Request {
+        if let Some(s) = &self.label_selector {
+            r = r.label_selector(s);
+        }
+        if let Some(s) = &self.field_selector {
+            r = r.field_selector(s);
+        }
+        if let Some(n) = self.limit {
+            r = r.limit(n);
+        }
+        if let Some(t) = &self.continue_token {
+            r = r.continue_token(t);
+        }
+        if let Some(rv) = &self.resource_version {
+            r = r.resource_version(rv);
+        }
+        if let Some(m) = &self.resource_version_match {
+            r = r.resource_version_match(m);
+        }
+        if let Some(t) = self.timeout_seconds {
+            r = r.timeout_seconds(t);
+        }
+        r
+    }
+}
+
+/// `metav1.ListOptions` for a watch (`watch=true` is added).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WatchParams {
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+    /// `resourceVersion`: where to start.
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch` (with `sendInitialEvents`).
+    pub resource_version_match: Option<String>,
+    /// `timeoutSeconds`: the server ends the watch after this long.
+    pub timeout_seconds: Option<i64>,
+    /// `allowWatchBookmarks`.
+    pub allow_watch_bookmarks: bool,
+    /// `sendInitialEvents` (streaming list).
+    pub send_initial_events: Option<bool>,
+}
+
+impl WatchParams {
+    pub(crate) fn apply(&self, mut r: Request) -> Request {
+        r = r.param("watch", "true");
+        if let Some(s) = &self.label_selector {
+            r = r.label_selector(s);
+        }
+        if let Some(s) = &self.field_selector {
+            r = r.field_selector(s);
+        }
+        if let Some(rv) = &self.resource_version {
+            r = r.resource_version(rv);
+        }
+        if let Some(m) = &self.resource_version_match {
+            r = r.resource_version_match(m);
+        }
+        if let Some(t) = self.timeout_seconds {
+            r = r.timeout_seconds(t);
+        }
+        if self.allow_watch_bookmarks {
+            r = r.allow_watch_bookmarks(true);
+        }
+        if let Some(send) = self.send_initial_events {
+            r = r.send_initial_events(send);
+        }
+        r
+    }
+}
+
+/// `metav1.GetOptions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GetParams {
+    /// `resourceVersion` (`"0"`: any version, from the cache).
+    pub resource_version: Option<String>,
+}
+
+impl GetParams {
+    pub(crate) fn apply(&self, r: Request) -> Request {
+        match &self.resource_version {
+            Some(rv) => r.resource_version(rv),
+            None => r,
+        }
+    }
+}
+
+/// `metav1.CreateOptions` / `UpdateOptions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PostParams {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldManager`.
+    pub field_manager: Option<String>,
+    /// `fieldValidation`: `Ignore`, `Warn` or `Strict`.
+    pub field_validation: Option<String>,
+}
+
+impl PostParams {
+    pub(crate) fn apply(&self, mut r: Request) -> Request {
+        if self.dry_run {
+            r = r.dry_run();
+        }
+        if let Some(m) = &self.field_manager {
+            r = r.field_manager(m);
+        }
+        if let Some(v) = &self.field_validation {
+            r = r.param("fieldValidation", v.as_str());
+        }
+        r
+    }
+}
+
+/// `metav1.PatchOptions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PatchParams {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldManager`; required for [`PatchType::Apply`].
+    pub field_manager: Option<String>,
+    /// `force=true`: take ownership of conflicting fields (apply only).
+    pub force: bool,
+    /// `fieldValidation`: `Ignore`, `Warn` or `Strict`.
+    pub field_validation: Option<String>,
+}
+
+impl PatchParams {
+    /// Options for a server-side apply by `field_manager`.
+    pub fn apply(field_manager: &str) -> Self {
+        PatchParams {
+            field_manager: Some(field_manager.to_owned()),
+            ..PatchParams::default()
+        }
+    }
+
+    pub(crate) fn apply_to(&self, mut r: Request) -> Request {
+        if self.dry_run {
+            r = r.dry_run();
+        }
+        if let Some(m) = &self.field_manager {
+            r = r.field_manager(m);
+        }
+        if self.force {
+            r = r.param("force", "true");
+        }
+        if let Some(v) = &self.field_validation {
+            r = r.param("fieldValidation", v.as_str());
+        }
+        r
+    }
+}
+
+/// Preconditions of a delete: it happens only if the object still has this uid and version.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preconditions {
+    /// The object's uid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The object's resourceVersion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+}
+
+/// `metav1.DeleteOptions`, sent as the body of a delete (as client-go's typed clients do).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteParams {
+    /// `dryRun: [All]`.
+    pub dry_run: bool,
+    /// `gracePeriodSeconds` (0: immediately).
+    pub grace_period_seconds: Option<i64>,
+    /// `propagationPolicy`.
+    pub propagation_policy: Option<PropagationPolicy>,
+    /// `preconditions`.
+    pub preconditions: Option<Preconditions>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteOptions<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grace_period_seconds: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preconditions: Option<&'a Preconditions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    propagation_policy: Option<PropagationPolicy>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    dry_run: Vec<&'static str>,
+}
+
+impl DeleteParams {
+    /// Delete in the foreground: the object goes after its dependents.
+    pub fn foreground() -> Self {
+        DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Foreground),
+            ..DeleteParams::default()
+        }
+    }
+
+    /// Delete in the background.
+    pub fn background() -> Self {
+        DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            ..DeleteParams::default()
+        }
+    }
+
+    /// Leave the dependents.
+    pub fn orphan() -> Self {
+        DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Orphan),
+            ..DeleteParams::default()
+        }
+    }
+
+    /// The `DeleteOptions` body.
+    pub(crate) fn apply(&self, r: Request) -> Request {
+        r.json(&DeleteOptions {
+            kind: "DeleteOptions",
+            api_version: "v1",
+            grace_period_seconds: self.grace_period_seconds,
+            preconditions: self.preconditions.as_ref(),
+            propagation_policy: self.propagation_policy,
+            dry_run: if self.dry_run {
+                vec!["All"]
+            } else {
+                Vec::new()
+            },
+        })
+    }
+}
