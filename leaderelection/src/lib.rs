@@ -5,6 +5,9 @@
 //! work before the lease can pass to another candidate (see the `elector` module docs for the
 //! timing argument).
 //!
+//! The lock is normally a [`LeaseLock`] on a `coordination.k8s.io/v1` Lease through the REST
+//! client: `LeaseLock::new(&client, "kube-system", "my-controller", pod_name)`.
+//!
 //! ```no_run
 //! use clientgo_leaderelection::{LeaderElectionConfig, LeaderElector, Lock};
 //! use tokio_util::sync::CancellationToken;
@@ -33,8 +36,10 @@
 
 mod config;
 mod elector;
+mod lease_lock;
 mod record;
 
 pub use config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
 pub use elector::{Ended, HealthCheck, LeaderElector, RenewalOverdue};
+pub use lease_lock::{Lease, LeaseLock};
 pub use record::{LeaderElectionRecord, Lock, LockError};
