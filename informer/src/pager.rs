@@ -1,0 +1,338 @@
+//! Lists a large collection in pages: client-go's `tools/pager.ListPager`.
+//!
+//! [`ListPager::list`] asks for pages of [`ListPager::page_size`] items (500 by default) and
+//! joins them into one [`ObjectList`]:
+//!
+//! * a first page without a `continue` token is returned as it is (not paginated);
+//! * follow-up pages are requested with the token and the limit only: `resourceVersion` and
+//!   `resourceVersionMatch` are cleared (a server refuses them together with `continue`), the
+//!   selectors are kept;
+//! * the joined list carries the **first** page's resourceVersion, which is the snapshot every
+//!   page was read at;
+//! * if a follow-up page fails because the continue token expired (410, the snapshot was
+//!   compacted away) and [`ListPager::full_list_if_expired`] is set (the default), the pager
+//!   makes one unpaginated list at the originally requested resourceVersion and match.
+//!
+//! Items move from each page into the first page's vector: no object is copied.
+//!
+//! Where it differs from client-go: the pages come from a [`ListerWatcher`] rather than a
+//! page function; there is no `EachListItem` (the reflector needs the whole list to replace
+//! its store at once); an expired page is recognised by 410 with reason `Expired` or `Gone`
+//! (client-go's pager checks `Expired` only, its reflector both); and the result says whether
+//! it was paginated in a struct rather than a second return value.
+
+use clientgo_apimachinery::ObjectList;
+
+use crate::listwatch::{ListOptions, ListWatchError, ListerWatcher};
+
+/// The page size a [`ListPager`] uses unless told otherwise.
+pub const DEFAULT_PAGE_SIZE: u32 = 500;
+
+/// A list joined from pages, and whether it took more than one page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PagedList<T> {
+    /// The whole list, with the first page's resourceVersion and no continue token.
+    pub list: ObjectList<T>,
+    /// Whether the server split it into pages (the first page had a continue token).
+    pub paginated: bool,
+}
+
+/// Lists a collection in pages (client-go's `ListPager`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListPager {
+    /// Items per page when the options set no limit; 0 lists everything in one response.
+    pub page_size: u32,
+    /// Whether an expired continue token falls back to one full list.
+    pub full_list_if_expired: bool,
+}
+
+impl Default for ListPager {
+    fn default() -> Self {
+        ListPager {
+            page_size: DEFAULT_PAGE_SIZE,
+            full_list_if_expired: true,
+        }
+    }
+}
+
+impl ListPager {
+    /// A pager with the given page size (0: no paging) that falls back to a full list.
+    pub fn with_page_size(page_size: u32) -> Self {
+        ListPager {
+            page_size,
+            ..ListPager::default()
+        }
+    }
+
+    /// Lists everything `options` selects through `lister`, page by page.
+    ///
+    /// `options.limit` (when set and not 0) overrides the page size.
+    pub async fn list<T, L>(
+        &self,
+        lister: &L,
+        mut options: ListOptions,
+    ) -> Result<PagedList<T>, ListWatchError>
+    where
+        L: ListerWatcher<T>,
+    {
+        if options.limit.is_none_or(|l| l == 0) {
+            options.limit = Some(self.page_size).filter(|&l| l > 0);
+        }
+        let requested_rv = options.resource_version.clone();
+        let requested_match = options.resource_version_match.clone();
+        let mut joined: Option<ObjectList<T>> = None;
+        loop {
+            let page = match lister.list(&options).await {
+                Ok(page) => page,
+                Err(error) => {
+                    if !error.is_expired()
+                        || !self.full_list_if_expired
+                        || options.continue_token.is_none()
+                    {
+                        return Err(error);
+                    }
+                    tracing::debug!(%error, "continue token expired, listing everything at once");
+                    options.limit = None;
+                    options.continue_token = None;
+                    options.resource_version = requested_rv;
+                    options.resource_version_match = requested_match;
+                    let list = lister.list(&options).await?;
+                    return Ok(PagedList {
+                        list,
+                        paginated: joined.is_some(),
+                    });
+                }
+            };
+            let next = page.continue_token().map(str::to_owned);
+            let Some(list) = joined.as_mut() else {
+                if next.is_none() {
+                    return Ok(PagedList {
+                        list: page,
+                        paginated: false,
+                    });
+                }
+                let mut first = page;
+                // Room for what the server says is left, bounded so a wrong count cannot
+                // make us reserve more than a few pages' worth.
+                let hint = first.metadata.remaining_item_count.unwrap_or(0).max(0);
+                let bound = 4 * first.items.len().max(1);
+                first
+                    .items
+                    .reserve(usize::try_from(hint).unwrap_or(usize::MAX).min(bound));
+                joined = Some(first);
+                options.continue_token = next;
+                options.resource_version = None;
+                options.resource_version_match = None;
+                continue;
+            };
+            list.items.extend(page.items);
+            match next {
+                Some(token) => options.continue_token = Some(token),
+                None => break,
+            }
+        }
+        let mut list = joined.unwrap_or_default();
+        list.metadata.continue_.clear();
+        list.metadata.remaining_item_count = None;
+        Ok(PagedList {
+            list,
+            paginated: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clientgo_apimachinery::{ListMeta, Status, StatusReason};
+    use clientgo_watch::Watch;
+    use parking_lot::Mutex;
+    use std::collections::VecDeque;
+
+    type Page = Result<ObjectList<u32>, ListWatchError>;
+
+    /// Answers list calls from a script and records their options.
+    #[derive(Default)]
+    struct Pages {
+        script: Mutex<VecDeque<Page>>,
+        calls: Mutex<Vec<ListOptions>>,
+    }
+
+    impl Pages {
+        fn new(pages: Vec<Page>) -> Self {
+            Pages {
+                script: Mutex::new(pages.into()),
+                calls: Mutex::default(),
+            }
+        }
+    }
+
+    impl ListerWatcher<u32> for Pages {
+        async fn list(&self, options: &ListOptions) -> Result<ObjectList<u32>, ListWatchError> {
+            self.calls.lock().push(options.clone());
+            self.script.lock().pop_front().unwrap_or_else(|| {
+                Err(Status::failure(500, StatusReason::InternalError, "no more pages").into())
+            })
+        }
+
+        async fn watch(
+            &self,
+            _: &crate::listwatch::WatchOptions,
+        ) -> Result<Watch<u32>, ListWatchError> {
+            Err(ListWatchError::Transport("not used".into()))
+        }
+    }
+
+    fn page(items: Vec<u32>, rv: &str, next: &str) -> Page {
+        Ok(ObjectList {
+            metadata: ListMeta {
+                resource_version: rv.into(),
+                continue_: next.into(),
+                remaining_item_count: (!next.is_empty()).then_some(2),
+                ..ListMeta::default()
+            },
+            ..ObjectList::new(items)
+        })
+    }
+
+    fn expired() -> Page {
+        Err(Status::failure(410, StatusReason::Expired, "continue token expired").into())
+    }
+
+    fn opts(rv: Option<&str>, limit: Option<u32>, token: Option<&str>) -> ListOptions {
+        ListOptions {
+            label_selector: Some("app=web".into()),
+            resource_version: rv.map(Into::into),
+            resource_version_match: rv.map(|_| "NotOlderThan".into()),
+            limit,
+            continue_token: token.map(Into::into),
+            ..ListOptions::default()
+        }
+    }
+
+    // TestListPager_List: a single page is returned as it is.
+    #[tokio::test]
+    async fn list_pager_list_single_page_is_not_paginated() {
+        let pages = Pages::new(vec![page(vec![1, 2], "10", "")]);
+        let got = ListPager::default()
+            .list(&pages, opts(Some("0"), None, None))
+            .await
+            .unwrap();
+        assert!(!got.paginated);
+        assert_eq!(got.list.items, vec![1, 2]);
+        assert_eq!(*pages.calls.lock(), vec![opts(Some("0"), Some(500), None)]);
+    }
+
+    // TestListPager_List: three pages are joined under the first page's resourceVersion;
+    // follow-up requests carry only the token, the limit and the selectors.
+    #[tokio::test]
+    async fn list_pager_list_joins_pages_at_the_first_resource_version() {
+        let pages = Pages::new(vec![
+            page(vec![1, 2], "10", "c1"),
+            page(vec![3, 4], "11", "c2"),
+            page(vec![5], "12", ""),
+        ]);
+        let got = ListPager::with_page_size(2)
+            .list(&pages, opts(Some("0"), None, None))
+            .await
+            .unwrap();
+        assert!(got.paginated);
+        assert_eq!(got.list.items, vec![1, 2, 3, 4, 5]);
+        assert_eq!(got.list.resource_version(), "10");
+        assert_eq!(got.list.continue_token(), None);
+        assert_eq!(got.list.metadata.remaining_item_count, None);
+        assert_eq!(
+            *pages.calls.lock(),
+            vec![
+                opts(Some("0"), Some(2), None),
+                opts(None, Some(2), Some("c1")),
+                opts(None, Some(2), Some("c2")),
+            ]
+        );
+    }
+
+    // TestListPager_List: an explicit limit wins over the page size; page size 0 lists all.
+    #[tokio::test]
+    async fn explicit_limit_and_unlimited_page_size() {
+        let pages = Pages::new(vec![page(vec![1], "5", ""), page(vec![1], "5", "")]);
+        ListPager::default()
+            .list(&pages, opts(Some("5"), Some(7), None))
+            .await
+            .unwrap();
+        ListPager::with_page_size(0)
+            .list(&pages, opts(Some("5"), None, None))
+            .await
+            .unwrap();
+        let calls = pages.calls.lock();
+        assert_eq!(calls[0].limit, Some(7));
+        assert_eq!(calls[1].limit, None);
+    }
+
+    // TestListPager_List: an expired continue token → one full list at the original RV.
+    #[tokio::test]
+    async fn expired_continue_token_falls_back_to_a_full_list() {
+        let pages = Pages::new(vec![
+            page(vec![1, 2], "10", "c1"),
+            expired(),
+            page(vec![1, 2, 3, 4], "12", ""),
+        ]);
+        let got = ListPager::with_page_size(2)
+            .list(&pages, opts(Some("10"), None, None))
+            .await
+            .unwrap();
+        assert!(got.paginated, "the first page was paginated");
+        assert_eq!(got.list.items, vec![1, 2, 3, 4]);
+        assert_eq!(got.list.resource_version(), "12");
+        assert_eq!(
+            *pages.calls.lock(),
+            vec![
+                opts(Some("10"), Some(2), None),
+                opts(None, Some(2), Some("c1")),
+                opts(Some("10"), None, None),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn expired_errors_that_cannot_fall_back_are_returned() {
+        // On the first page (no continue token): the caller decides.
+        let pages = Pages::new(vec![expired()]);
+        let err = ListPager::default()
+            .list(&pages, opts(Some("10"), None, None))
+            .await
+            .unwrap_err();
+        assert!(err.is_expired());
+        // With the fallback turned off.
+        let pages = Pages::new(vec![page(vec![1], "10", "c1"), expired()]);
+        let pager = ListPager {
+            page_size: 1,
+            full_list_if_expired: false,
+        };
+        let err = pager
+            .list(&pages, opts(None, None, None))
+            .await
+            .unwrap_err();
+        assert!(err.is_expired());
+        assert_eq!(pages.calls.lock().len(), 2);
+        // Any other error on a follow-up page.
+        let pages = Pages::new(vec![page(vec![1], "10", "c1")]);
+        let err = ListPager::default()
+            .list(&pages, opts(None, None, None))
+            .await
+            .unwrap_err();
+        assert!(err.is_internal_error());
+    }
+
+    #[tokio::test]
+    async fn absurd_remaining_item_count_is_harmless() {
+        let mut first = page(vec![1], "1", "c").unwrap();
+        first.metadata.remaining_item_count = Some(i64::MAX);
+        let pages = Pages::new(vec![Ok(first), page(vec![2], "1", "")]);
+        let got = ListPager::default()
+            .list(&pages, ListOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got.list.items, vec![1, 2]);
+        assert!(got.list.items.capacity() < 1000);
+    }
+}

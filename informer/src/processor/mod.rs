@@ -1,0 +1,193 @@
+//! Fan-out of notifications to the registered handlers: client-go's `sharedProcessor`.
+//!
+//! Each handler has a listener (see `listener.rs`): an unbounded buffer drained by the
+//! listener's own task (handlers run on the blocking pool), so one slow handler never blocks
+//! the informer or the others.
+//! [`SharedProcessor::distribute`] hands a notification to every listener, or, for a resync
+//! notification, only to the listeners whose own resync period is due.
+//!
+//! Resync bookkeeping follows client-go: the reflector's resync timer fires every *check
+//! period* (the smallest handler period) and asks [`SharedProcessor::should_resync`], which
+//! marks each listener due or not and schedules its next resync; the informer then resyncs,
+//! and the `on_update(o, o)` notifications that follow (same resourceVersion on both sides)
+//! go to the due listeners only.
+//!
+//! ## Invariants
+//!
+//! * Listeners added before [`run`](SharedProcessor::run) buffer what they are given and
+//!   start with the processor; listeners added after start at once. A listener is started
+//!   at most once (its receiver is taken by its task).
+//! * A removed or stopped listener receives nothing more; what it had not handled is
+//!   dropped (client-go closes its channel the same way).
+
+mod listener;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use tokio::time::Instant;
+
+use crate::fifo::SyncedFlag;
+use crate::handler::ResourceEventHandler;
+
+pub use listener::Registration;
+pub(crate) use listener::{Listener, Notification};
+
+/// The listeners of one informer.
+pub(crate) struct SharedProcessor<T> {
+    pub(crate) id: u64,
+    /// The informer's name, for messages.
+    owner: Arc<str>,
+    listeners: RwLock<Vec<Arc<Listener<T>>>>,
+    run: Mutex<RunState>,
+}
+
+#[derive(Default)]
+struct RunState {
+    /// Where listener tasks are spawned, while running.
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+/// The period a listener gets for the `requested` one, given the informer's check period
+/// (client-go's `determineResyncPeriod`).
+pub(crate) fn determine_resync_period(requested: Duration, check: Duration) -> Duration {
+    if requested.is_zero() {
+        return requested;
+    }
+    if check.is_zero() {
+        tracing::warn!(
+            ?requested,
+            "the resync period is ignored: this shared informer does not resync"
+        );
+        return Duration::ZERO;
+    }
+    if requested < check {
+        tracing::warn!(
+            ?requested,
+            ?check,
+            "the resync period is raised to the informer's resync check period"
+        );
+        return check;
+    }
+    requested
+}
+
+impl<T: Send + Sync + 'static> SharedProcessor<T> {
+    pub(crate) fn new(owner: &str) -> Self {
+        SharedProcessor {
+            id: listener::next_id(),
+            owner: Arc::from(owner),
+            listeners: RwLock::new(Vec::new()),
+            run: Mutex::new(RunState::default()),
+        }
+    }
+
+    /// Creates and registers a listener for `handler`; starts it if the processor runs.
+    pub(crate) fn add_listener(
+        &self,
+        handler: Box<dyn ResourceEventHandler<T>>,
+        requested: Duration,
+        period: Duration,
+        upstream: Arc<SyncedFlag>,
+    ) -> Registration<T> {
+        let listener = Listener::new(
+            self.id,
+            self.owner.clone(),
+            handler,
+            requested,
+            period,
+            upstream,
+        );
+        self.listeners.write().push(listener.clone());
+        if let Some(runtime) = &self.run.lock().runtime {
+            listener.start(runtime);
+        }
+        Registration { listener }
+    }
+
+    /// Unregisters and stops a listener; a no-op for one that is not registered here.
+    pub(crate) fn remove_listener(&self, registration: &Registration<T>) {
+        if registration.listener.processor_id != self.id {
+            return; // another informer's
+        }
+        let mut listeners = self.listeners.write();
+        if let Some(i) = listeners
+            .iter()
+            .position(|l| l.id == registration.listener.id)
+        {
+            listeners.swap_remove(i).stop();
+        }
+    }
+
+    pub(crate) fn is_registered(&self, registration: &Registration<T>) -> bool {
+        self.listeners
+            .read()
+            .iter()
+            .any(|l| l.id == registration.listener.id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.listeners.read().len()
+    }
+
+    /// Hands `notification` to every listener, or only to the due ones when `is_sync`.
+    pub(crate) fn distribute(&self, notification: Notification<T>, is_sync: bool) {
+        let listeners = self.listeners.read();
+        let mut targets = listeners
+            .iter()
+            .filter(|l| !is_sync || l.syncing.load(std::sync::atomic::Ordering::Relaxed))
+            .peekable();
+        while let Some(listener) = targets.next() {
+            if targets.peek().is_some() {
+                listener.add(notification.clone());
+            } else {
+                listener.add(notification);
+                break;
+            }
+        }
+    }
+
+    /// Marks each listener due for a resync or not, at `now`; returns whether any is
+    /// (client-go's `shouldResync`).
+    pub(crate) fn should_resync(&self, now: Instant) -> bool {
+        let listeners = self.listeners.read();
+        let mut any = false;
+        for listener in listeners.iter() {
+            any |= listener.check_resync(now);
+        }
+        any
+    }
+
+    /// Re-derives every listener's period for a new check period (client-go's
+    /// `resyncCheckPeriodChanged`).
+    pub(crate) fn resync_check_period_changed(&self, check: Duration) {
+        for listener in self.listeners.read().iter() {
+            let mut resync = listener.resync.lock();
+            resync.period = determine_resync_period(resync.requested, check);
+        }
+    }
+
+    /// Starts every listener's task on the current runtime, and later ones as they come.
+    pub(crate) fn run(&self) {
+        let runtime = tokio::runtime::Handle::current();
+        let listeners = self.listeners.read();
+        for listener in listeners.iter() {
+            listener.start(&runtime);
+        }
+        self.run.lock().runtime = Some(runtime);
+    }
+
+    /// Stops every listener, unregisters them all, and waits for their tasks to end.
+    pub(crate) async fn stop(&self) {
+        self.run.lock().runtime = None;
+        let listeners = std::mem::take(&mut *self.listeners.write());
+        for listener in &listeners {
+            listener.stop();
+        }
+        for listener in &listeners {
+            // A task ends once its handler returns from the notification in hand.
+            listener.wait_stopped().await;
+        }
+    }
+}

@@ -1,0 +1,580 @@
+//! One cache per collection, shared by many handlers: client-go's `SharedIndexInformer`
+//! (`tools/cache/shared_informer.go`).
+//!
+//! A [`SharedIndexInformer`] owns one reflector, one queue ([`RealFIFO`] in atomic mode by
+//! default, [`DeltaFIFO`] on request), one [`Indexer`] and one processor. [`run`] starts the
+//! reflector, pops the queue, applies each item to the indexer and then hands the
+//! notifications to every registered handler through the handler's own unbounded buffer and
+//! task (see `processor/`): a slow handler never blocks the queue or the others.
+//!
+//! Handlers can be added before or after [`run`]. A handler added later first receives an
+//! `on_add(obj, true)` for every cached object, queued while delivery to all handlers is
+//! held (`block_deltas`), so it misses nothing and sees nothing twice. Each
+//! [`Registration`] has its own `has_synced`: the informer has synced and the handler has
+//! handled its initial adds.
+//!
+//! Resyncs follow client-go's rules: a handler's period is at least 1 s; the informer's
+//! *check period* (how often the reflector's resync timer fires) starts at the informer's
+//! default period and is lowered by handlers asking for less before the informer starts;
+//! after the start, a smaller period is raised to the check period. At each check, handlers
+//! whose period is due are marked, and the resync's `on_update(o, o)` notifications reach
+//! only them.
+//!
+//! Where it differs from client-go, and why:
+//!
+//! * [`SharedIndexInformer::new_manual`] builds an informer without a reflector whose queue
+//!   ([`SharedIndexInformer::queue`]) the caller feeds: an informer that tests (ours, and
+//!   users' controller tests) drive without a server. It runs the resync timer itself.
+//! * [`wait_for_cache_sync`] takes a timeout and says why each cache is not synced (the
+//!   reflector's last error: forbidden, not found, throttled, ...), instead of polling
+//!   until a stop channel closes.
+//! * A handler that panics is logged and skipped, not a process crash.
+//!
+//! [`run`]: SharedIndexInformer::run
+
+use std::any::type_name;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::Object;
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+mod wiring;
+
+use crate::cache_sync::{InformerSynced, NotSyncedReason};
+use crate::controller::{process_deltas, process_loop};
+use crate::fifo::{DeltaFIFO, DeltaFIFOOptions, Queue, RealFIFO, SyncedFlag};
+use crate::handler::ResourceEventHandler;
+use crate::lister::Lister;
+use crate::listwatch::{ListWatchError, ListerWatcher};
+use crate::processor::{Notification, Registration, SharedProcessor, determine_resync_period};
+use crate::reflector::{Reflector, ReflectorOptions};
+use crate::reflector_store::ReflectorStore;
+use crate::store::{IndexError, Indexer, Indexers};
+use crate::transform::TransformFunc;
+use wiring::{
+    Distributor, ErrorHandler, InformerQueue, ReflectorFactory, RunReflector, resync_loop,
+};
+
+/// The smallest resync period a handler gets (client-go's `minimumResyncPeriod`).
+pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// Which queue an informer uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum QueueKind {
+    /// [`RealFIFO`] in atomic mode: client-go's default (`InOrderInformers`, `AtomicFIFO`).
+    #[default]
+    RealFifo,
+    /// [`DeltaFIFO`] with the indexer as known objects: client-go's classic informer queue.
+    DeltaFifo,
+}
+
+/// How a [`SharedIndexInformer`] behaves (client-go's `SharedIndexInformerOptions`).
+#[derive(Debug, Clone, Default)]
+pub struct SharedInformerOptions {
+    /// The name in logs and sync errors; empty for the object type's name.
+    pub name: String,
+    /// The default handler resync period and initial resync check period; zero for none.
+    pub resync_period: Duration,
+    /// The queue between the reflector and the indexer.
+    pub queue: QueueKind,
+    /// The reflector's options; its `name`, `resync_period` and `should_resync` are set by
+    /// the informer.
+    pub reflector: ReflectorOptions,
+}
+
+/// Why an informer refused a call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InformerError {
+    /// The call must come before [`SharedIndexInformer::run`].
+    #[error("informer {name} has already started")]
+    AlreadyStarted {
+        /// The informer's name.
+        name: String,
+    },
+    /// The informer has stopped.
+    #[error("handler was not added to shared informer {name} because it has stopped already")]
+    Stopped {
+        /// The informer's name.
+        name: String,
+    },
+    /// [`SharedIndexInformer::add_indexers`] failed.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
+struct Inner<T> {
+    name: String,
+    indexer: Arc<Indexer<T>>,
+    queue: InformerQueue<T>,
+    /// The queue's synced flag: the informer's `has_synced`, and its handlers' upstream.
+    synced: Arc<SyncedFlag>,
+    processor: Arc<SharedProcessor<T>>,
+    /// Held while a popped item is applied and distributed, and while a late handler joins.
+    block_deltas: Mutex<()>,
+    state: Mutex<State<T>>,
+}
+
+struct State<T> {
+    started: bool,
+    stopped: bool,
+    resync_check_period: Duration,
+    default_handler_resync_period: Duration,
+    transform: Option<TransformFunc<T>>,
+    watch_error_handler: Option<ErrorHandler>,
+    /// Taken by `run`; `None` for a manual informer.
+    factory: Option<ReflectorFactory<T>>,
+    manual: bool,
+    reflector_options: ReflectorOptions,
+    reflector: Option<Arc<dyn RunReflector>>,
+}
+
+/// One reflector and one indexed cache shared by many event handlers (client-go's
+/// `SharedIndexInformer`). Cloning gives another handle to the same informer.
+///
+/// Each handler is fed through its own unbounded buffer and task, so a slow handler never
+/// blocks the others or the cache; the cache is updated before any handler hears of a
+/// change. Handlers may join after the start: they first receive the cached objects as
+/// `on_add(obj, true)`.
+///
+/// ```no_run
+/// # async fn example(lw: impl clientgo_informer::ListerWatcher<clientgo_apimachinery::DynamicObject>) {
+/// use std::time::Duration;
+/// use clientgo_apimachinery::{DynamicObject, Object};
+/// use clientgo_informer::{
+///     Indexers, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerOptions,
+///     strip_managed_fields, wait_for_cache_sync,
+/// };
+/// use tokio_util::sync::CancellationToken;
+///
+/// let informer = SharedIndexInformer::new(lw, Indexers::namespace(), SharedInformerOptions::default());
+/// informer.set_transform(strip_managed_fields).unwrap();
+/// let registration = informer
+///     .add_event_handler(ResourceEventHandlerFuncs::new().add_func(|o: &std::sync::Arc<DynamicObject>, _| {
+///         println!("{} appeared", o.key())
+///     }))
+///     .unwrap();
+/// let cancel = CancellationToken::new();
+/// tokio::spawn({
+///     let (informer, cancel) = (informer.clone(), cancel.clone());
+///     async move { informer.run(cancel).await }
+/// });
+/// wait_for_cache_sync(&[&informer, &registration], Duration::from_secs(60)).await.unwrap();
+/// let cached = informer.lister().namespace("prod").get("web");
+/// # }
+/// ```
+pub struct SharedIndexInformer<T> {
+    inner: Arc<Inner<T>>,
+}
+
+impl<T> Clone for SharedIndexInformer<T> {
+    fn clone(&self) -> Self {
+        SharedIndexInformer {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
+    /// An informer over the collection `lister_watcher` lists and watches (client-go's
+    /// `NewSharedIndexInformerWithOptions`).
+    pub fn new<L>(lister_watcher: L, indexers: Indexers<T>, options: SharedInformerOptions) -> Self
+    where
+        T: DeserializeOwned,
+        L: ListerWatcher<T>,
+    {
+        let factory: ReflectorFactory<T> = Box::new(move |store, options| {
+            Arc::new(Reflector::new(lister_watcher, store, options))
+        });
+        SharedIndexInformer::build(Some(factory), indexers, options)
+    }
+
+    /// An informer without a reflector: the caller feeds its [`queue`](Self::queue) (as a
+    /// reflector would: `replace` for a list, `add`/`update`/`delete` for watch events). The
+    /// informer runs the resync timer itself. For tests of handlers and controllers.
+    pub fn new_manual(indexers: Indexers<T>, options: SharedInformerOptions) -> Self {
+        SharedIndexInformer::build(None, indexers, options)
+    }
+
+    fn build(
+        factory: Option<ReflectorFactory<T>>,
+        indexers: Indexers<T>,
+        options: SharedInformerOptions,
+    ) -> Self {
+        let name = if options.name.is_empty() {
+            type_name::<T>()
+                .rsplit("::")
+                .next()
+                .unwrap_or("object")
+                .to_owned()
+        } else {
+            options.name
+        };
+        let indexer = Arc::new(Indexer::with_indexers(indexers));
+        let queue = match options.queue {
+            QueueKind::RealFifo => InformerQueue::Real(Arc::new(RealFIFO::new())),
+            QueueKind::DeltaFifo => {
+                InformerQueue::Delta(Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
+                    known_objects: Some(indexer.clone()),
+                    emit_delta_type_replaced: true,
+                    transform: None,
+                })))
+            }
+        };
+        let synced = queue.synced_flag();
+        let manual = factory.is_none();
+        let processor = Arc::new(SharedProcessor::new(&name));
+        SharedIndexInformer {
+            inner: Arc::new(Inner {
+                name,
+                indexer,
+                queue,
+                synced,
+                processor,
+                block_deltas: Mutex::new(()),
+                state: Mutex::new(State {
+                    started: false,
+                    stopped: false,
+                    resync_check_period: options.resync_period,
+                    default_handler_resync_period: options.resync_period,
+                    transform: None,
+                    watch_error_handler: None,
+                    factory,
+                    manual,
+                    reflector_options: options.reflector,
+                    reflector: None,
+                }),
+            }),
+        }
+    }
+
+    /// The informer's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Adds a handler with the informer's default resync period (client-go's
+    /// `AddEventHandler`).
+    pub fn add_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<T> + 'static,
+    ) -> Result<Registration<T>, InformerError> {
+        let period = self.inner.state.lock().default_handler_resync_period;
+        self.add_event_handler_with_resync(handler, period)
+    }
+
+    /// Adds a handler that wants a resync every `resync_period` (zero: never), adjusted by
+    /// client-go's rules: at least [`MINIMUM_RESYNC_PERIOD`]; below the informer's resync
+    /// check period, it lowers that period before the start and is raised to it after; zero
+    /// if the informer does not resync. Fails once the informer has stopped.
+    pub fn add_event_handler_with_resync(
+        &self,
+        handler: impl ResourceEventHandler<T> + 'static,
+        resync_period: Duration,
+    ) -> Result<Registration<T>, InformerError> {
+        let inner = &*self.inner;
+        let mut state = inner.state.lock();
+        if state.stopped {
+            return Err(InformerError::Stopped {
+                name: inner.name.clone(),
+            });
+        }
+        let mut requested = resync_period;
+        if !requested.is_zero() {
+            if requested < MINIMUM_RESYNC_PERIOD {
+                tracing::warn!(informer = %inner.name, ?requested, "resync period too small: raised to 1s");
+                requested = MINIMUM_RESYNC_PERIOD;
+            }
+            if requested < state.resync_check_period {
+                if state.started {
+                    tracing::warn!(informer = %inner.name, ?requested, check = ?state.resync_check_period,
+                        "resync period smaller than the check period of a started informer: raised to it");
+                    requested = state.resync_check_period;
+                } else {
+                    state.resync_check_period = requested;
+                    inner.processor.resync_check_period_changed(requested);
+                }
+            }
+        }
+        let period = determine_resync_period(requested, state.resync_check_period);
+        let handler = Box::new(handler);
+        if !state.started {
+            return Ok(inner.processor.add_listener(
+                handler,
+                requested,
+                period,
+                inner.synced.clone(),
+            ));
+        }
+        // Join a running informer: hold delivery, replay the cache, release.
+        let _blocked = inner.block_deltas.lock();
+        let registration =
+            inner
+                .processor
+                .add_listener(handler, requested, period, inner.synced.clone());
+        for object in inner.indexer.list() {
+            registration.listener.add(Notification::Add {
+                object,
+                initial: true,
+            });
+        }
+        Ok(registration)
+    }
+
+    /// Removes a handler (client-go's `RemoveEventHandler`): it receives nothing more, and
+    /// what it had not handled is dropped. Idempotent; a registration of another informer is
+    /// ignored. A notification may still be in the middle of being handled when this
+    /// returns; [`Registration::wait_stopped`] waits for it.
+    pub fn remove_event_handler(&self, registration: &Registration<T>) {
+        let _blocked = self.inner.block_deltas.lock();
+        self.inner.processor.remove_listener(registration);
+    }
+
+    /// Whether `registration` is a handler of this informer that was not removed.
+    pub fn is_registered(&self, registration: &Registration<T>) -> bool {
+        self.inner.processor.is_registered(registration)
+    }
+
+    /// How many handlers are registered.
+    pub fn handler_count(&self) -> usize {
+        self.inner.processor.len()
+    }
+
+    /// The informer's cache (client-go's `GetIndexer`).
+    pub fn indexer(&self) -> &Arc<Indexer<T>> {
+        &self.inner.indexer
+    }
+
+    /// The informer's cache (client-go's `GetStore`; the same object as
+    /// [`indexer`](Self::indexer)).
+    pub fn store(&self) -> &Arc<Indexer<T>> {
+        &self.inner.indexer
+    }
+
+    /// A lister over the cache.
+    pub fn lister(&self) -> Lister<T> {
+        Lister::new(self.inner.indexer.clone())
+    }
+
+    /// What the reflector writes into: feed it by hand for a [`new_manual`](Self::new_manual)
+    /// informer.
+    pub fn queue(&self) -> Arc<dyn ReflectorStore<T>> {
+        self.inner.queue.store()
+    }
+
+    /// Adds indexes to the cache, also after the start (client-go's `AddIndexers`).
+    pub fn add_indexers(&self, indexers: Indexers<T>) -> Result<(), InformerError> {
+        let state = self.inner.state.lock();
+        if state.stopped {
+            return Err(InformerError::Stopped {
+                name: self.inner.name.clone(),
+            });
+        }
+        Ok(self.inner.indexer.add_indexers(indexers)?)
+    }
+
+    /// Sets the transform applied to every object before it is cached (client-go's
+    /// `SetTransform`); only before [`run`](Self::run). See
+    /// [`strip_managed_fields`](crate::strip_managed_fields).
+    pub fn set_transform(
+        &self,
+        transform: impl Fn(T) -> T + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        let mut state = self.inner.state.lock();
+        if state.started {
+            return Err(InformerError::AlreadyStarted {
+                name: self.inner.name.clone(),
+            });
+        }
+        let transform: TransformFunc<T> = Arc::new(transform);
+        // Into the queue now: a manual informer's queue may be fed before `run`.
+        self.inner.queue.set_transform(Some(transform.clone()));
+        state.transform = Some(transform);
+        Ok(())
+    }
+
+    /// Sets the handler of errors that end a list-and-watch round (client-go's
+    /// `SetWatchErrorHandler`); only before [`run`](Self::run).
+    pub fn set_watch_error_handler(
+        &self,
+        handler: impl Fn(&ListWatchError) + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        let mut state = self.inner.state.lock();
+        if state.started {
+            return Err(InformerError::AlreadyStarted {
+                name: self.inner.name.clone(),
+            });
+        }
+        state.watch_error_handler = Some(Arc::new(handler));
+        Ok(())
+    }
+
+    /// Whether the initial list has been applied to the cache and handed to the handlers.
+    pub fn has_synced(&self) -> bool {
+        self.inner.state.lock().started && self.inner.synced.is_set()
+    }
+
+    /// Waits until [`has_synced`](Self::has_synced), without a deadline; see
+    /// [`wait_for_cache_sync`](crate::wait_for_cache_sync) for one.
+    pub async fn wait_synced(&self) {
+        self.inner.synced.wait().await
+    }
+
+    /// How often the resync timer fires: the informer's default resync period, lowered by
+    /// handlers added before the start (client-go's `resyncCheckPeriod`); zero for never.
+    pub fn resync_check_period(&self) -> Duration {
+        self.inner.state.lock().resync_check_period
+    }
+
+    /// Whether [`run`](Self::run) was called.
+    pub fn has_started(&self) -> bool {
+        self.inner.state.lock().started
+    }
+
+    /// Whether the informer ran and stopped (client-go's `IsStopped`).
+    pub fn is_stopped(&self) -> bool {
+        self.inner.state.lock().stopped
+    }
+
+    /// The resourceVersion the reflector last synced to; `""` before, or without a reflector.
+    pub fn last_sync_resource_version(&self) -> String {
+        let reflector = self.inner.state.lock().reflector.clone();
+        reflector
+            .map(|r| r.last_sync_resource_version())
+            .unwrap_or_default()
+    }
+
+    /// The reflector's last list or watch failure, while it lasts.
+    pub fn last_error(&self) -> Option<String> {
+        let reflector = self.inner.state.lock().reflector.clone();
+        reflector.and_then(|r| r.last_error())
+    }
+
+    /// Runs the informer until `cancel` fires: the reflector, the process loop and the
+    /// handlers' tasks. Returns once they all stopped. A second call returns at once.
+    pub async fn run(&self, cancel: CancellationToken) {
+        let inner = &*self.inner;
+        let (reflector, resync_period) = {
+            let mut state = inner.state.lock();
+            if state.started {
+                tracing::warn!(informer = %inner.name, "the informer has started already; run more than once is not allowed");
+                return;
+            }
+            state.started = true;
+            let check = state.resync_check_period;
+            let reflector = state.factory.take().map(|factory| {
+                let processor = inner.processor.clone();
+                let mut options = state.reflector_options.clone();
+                if options.name.is_empty() {
+                    options.name.clone_from(&inner.name);
+                }
+                options.resync_period = (!check.is_zero()).then_some(check);
+                options.should_resync =
+                    Some(Arc::new(move || processor.should_resync(Instant::now())));
+                let reflector = factory(inner.queue.store(), options);
+                if let Some(handler) = state.watch_error_handler.clone() {
+                    reflector.set_watch_error_handler(handler);
+                }
+                state.reflector = Some(reflector.clone());
+                reflector
+            });
+            (
+                reflector,
+                (state.manual && !check.is_zero()).then_some(check),
+            )
+        };
+        inner.processor.run();
+        let reflector = reflector.map(|r| tokio::spawn(r.run(cancel.clone())));
+        let resync = resync_period.map(|period| {
+            tokio::spawn(resync_loop(
+                inner.queue.store(),
+                inner.processor.clone(),
+                period,
+                cancel.clone(),
+            ))
+        });
+
+        match &inner.queue {
+            InformerQueue::Real(queue) => self.process(&**queue, &cancel).await,
+            InformerQueue::Delta(queue) => self.process(&**queue, &cancel).await,
+        }
+
+        // Stop: the queue, the reflector, then (no new handlers) the handlers.
+        inner.queue.close();
+        for task in reflector.into_iter().chain(resync) {
+            // The tasks end on cancellation; a panic in one is the reflector's, not ours.
+            if let Err(error) = task.await {
+                tracing::error!(informer = %inner.name, %error, "informer task failed");
+            }
+        }
+        inner.state.lock().stopped = true;
+        inner.processor.stop().await;
+    }
+
+    async fn process<Q: Queue<T>>(&self, queue: &Q, cancel: &CancellationToken) {
+        let inner = &*self.inner;
+        let distributor = Distributor(&inner.processor);
+        process_loop(queue, cancel, |deltas, initial| {
+            let _blocked = inner.block_deltas.lock();
+            process_deltas(&distributor, &inner.indexer, deltas, initial);
+        })
+        .await
+    }
+}
+
+impl<T: Object + Send + Sync + 'static> InformerSynced for SharedIndexInformer<T> {
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+
+    fn wait_synced(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(SharedIndexInformer::wait_synced(self))
+    }
+
+    fn not_synced_reason(&self) -> NotSyncedReason {
+        let (started, stopped, reflector) = {
+            let state = self.inner.state.lock();
+            (state.started, state.stopped, state.reflector.clone())
+        };
+        if stopped {
+            return NotSyncedReason::Stopped;
+        }
+        if !started {
+            return NotSyncedReason::NotStarted;
+        }
+        let Some(reflector) = reflector else {
+            return NotSyncedReason::NoList;
+        };
+        if let Some(error) = reflector.last_error() {
+            return NotSyncedReason::Failing(error);
+        }
+        match reflector.last_sync_resource_version() {
+            rv if rv.is_empty() => NotSyncedReason::NoList,
+            resource_version => NotSyncedReason::Processing { resource_version },
+        }
+    }
+}
+
+impl<T: Object> fmt::Debug for SharedIndexInformer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.inner.state.lock();
+        f.debug_struct("SharedIndexInformer")
+            .field("name", &self.inner.name)
+            .field("started", &state.started)
+            .field("stopped", &state.stopped)
+            .field("synced", &self.inner.synced.is_set())
+            .field("resync_check_period", &state.resync_check_period)
+            .field("indexer", &self.inner.indexer)
+            .finish_non_exhaustive()
+    }
+}
