@@ -1,0 +1,276 @@
+//! `--demo`: the whole loop, end to end, against an API server embedded in the process.
+//!
+//! No cluster needed: the demo starts clientgo-rs's apiserver-sim (TLS and a bearer token, as
+//! a real server), writes a kubeconfig for it, and from then on talks to it exactly as it
+//! would to a real cluster: it installs the Foo CRD from `artifacts/crd.yaml`, starts the
+//! controller, and plays a short scenario, printing what happens:
+//!
+//! 1. two Foos are created: the controller creates their Deployments and reports them Ready;
+//! 2. one Foo is scaled: its Deployment follows;
+//! 3. a Foo asks for a Deployment that someone else owns: the controller refuses and records
+//!    a Warning event;
+//! 4. a Foo is deleted: garbage collection removes its Deployment;
+//! 5. the controller shuts down cleanly.
+//!
+//! The simulator has no kube-controller-manager, so nothing would ever start the Deployments'
+//! pods: a few lines here stand in for it and mark a Deployment's replicas available.
+
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use clientgo_apimachinery::{ApiResource, DynamicObject, ObjectList};
+use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
+use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
+use clientgo_rest::{
+    DeleteParams, DynamicClient, ListParams, PatchParams, PatchType, PostParams, ResourceClient,
+    RestClient,
+};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+use tokio_util::sync::CancellationToken;
+
+use crate::app::{self, Options};
+use crate::foo::Foo;
+
+const NAMESPACE: &str = "default";
+
+/// Runs the demo; `Err` says which step did not converge.
+pub async fn run() -> Result<(), String> {
+    say("starting an embedded API server (apiserver-sim) with TLS and token auth");
+    let sim = ApiServerSim::start(SimConfig::default().with_tls().with_token("demo-token"))
+        .await
+        .map_err(|e| format!("cannot start the API server: {e}"))?;
+    let dir = std::env::temp_dir().join(format!("sample-controller-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, sim.kubeconfig()).map_err(|e| e.to_string())?;
+    say(&format!("kubeconfig written to {}", kubeconfig.display()));
+
+    let config = Config::from_kubeconfig(&KubeconfigOptions {
+        loading_rules: Some(LoadingRules::explicit(&kubeconfig)),
+        ..KubeconfigOptions::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let client = RestClient::new(&config).map_err(|e| e.to_string())?;
+
+    install_crd(&client).await?;
+    let cancel = CancellationToken::new();
+    let controller_run = tokio::spawn(app::run(
+        client.clone(),
+        Options {
+            namespace: Some(NAMESPACE.to_owned()),
+            ..Options::default()
+        },
+        cancel.clone(),
+    ));
+    let stand_in = tokio::spawn(stand_in_for_controller_manager(
+        client.clone(),
+        cancel.clone(),
+    ));
+
+    let outcome = scenario(&client).await;
+    say("stopping the controller (as on SIGTERM): in-flight work drains first");
+    cancel.cancel();
+    let controller = controller_run
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("controller: {e}"))?;
+    let _ = stand_in.await;
+    let stats = controller.stats();
+    say(&format!(
+        "done: {} reconciles succeeded, {} failed and were retried, {} writes to the API server",
+        stats.synced.load(Ordering::Relaxed),
+        stats.failed.load(Ordering::Relaxed),
+        stats.writes.load(Ordering::Relaxed),
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    sim.shutdown();
+    outcome
+}
+
+fn say(line: &str) {
+    println!("[demo] {line}");
+}
+
+/// Creates the CRD from `artifacts/crd.yaml`, as `kubectl apply -f` would.
+async fn install_crd(client: &RestClient) -> Result<(), String> {
+    let yaml = include_str!("../artifacts/crd.yaml");
+    let crd: DynamicObject =
+        serde_norway::from_str(yaml).map_err(|e| format!("artifacts/crd.yaml: {e}"))?;
+    let crds = DynamicClient::from_api_resource(
+        client,
+        &ApiResource {
+            group: "apiextensions.k8s.io".into(),
+            version: "v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            plural: "customresourcedefinitions".into(),
+            namespaced: false,
+        },
+        None,
+    );
+    crds.create(&crd, &PostParams::default())
+        .await
+        .map_err(|e| format!("creating the CRD: {e}"))?;
+    say("installed the Foo CRD (samplecontroller.k8s.io/v1alpha1)");
+    Ok(())
+}
+
+async fn scenario(client: &RestClient) -> Result<(), String> {
+    let foos = ResourceClient::<Foo>::namespaced(client, NAMESPACE);
+    let deployments = ResourceClient::<Deployment>::namespaced(client, NAMESPACE);
+    let post = PostParams::default();
+
+    say("1. creating Foo example-foo (1 replica) and Foo web (3 replicas)");
+    for (name, replicas) in [("example-foo", 1), ("web", 3)] {
+        foos.create(&Foo::new(NAMESPACE, name, name, replicas), &post)
+            .await
+            .map_err(|e| format!("creating foo {name}: {e}"))?;
+    }
+    for (name, replicas) in [("example-foo", 1), ("web", 3)] {
+        wait_ready(&foos, name, replicas).await?;
+    }
+
+    say("2. scaling Foo web to 5 replicas");
+    let patch = serde_json::json!({"spec": {"replicas": 5}});
+    foos.patch("web", PatchType::Merge, &patch, &PatchParams::default())
+        .await
+        .map_err(|e| format!("scaling web: {e}"))?;
+    wait_ready(&foos, "web", 5).await?;
+
+    say("3. a Deployment named taken exists, owned by nobody; Foo intruder asks for it");
+    let taken = crate::controller::new_deployment(&Foo::new(NAMESPACE, "nobody", "taken", 1));
+    let mut taken = taken;
+    taken.metadata.owner_references = None;
+    deployments
+        .create(&taken, &post)
+        .await
+        .map_err(|e| format!("creating taken: {e}"))?;
+    foos.create(&Foo::new(NAMESPACE, "intruder", "taken", 2), &post)
+        .await
+        .map_err(|e| format!("creating intruder: {e}"))?;
+    let events = DynamicClient::from_api_resource(
+        client,
+        &ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Event".into(),
+            plural: "events".into(),
+            namespaced: true,
+        },
+        Some(NAMESPACE),
+    );
+    let warning = wait_for("a Warning event ErrResourceExists on intruder", || async {
+        let list: ObjectList<DynamicObject> = events.list(&ListParams::default()).await.ok()?;
+        list.items.into_iter().find(|e| {
+            e.data["reason"] == "ErrResourceExists"
+                && e.data["involvedObject"]["name"] == "intruder"
+        })
+    })
+    .await?;
+    say(&format!(
+        "   Warning {}: {}",
+        warning.data["reason"], warning.data["message"]
+    ));
+    let untouched = deployments
+        .get("taken", &Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    if untouched.spec.replicas != Some(1) {
+        return Err("the controller changed a Deployment it does not own".into());
+    }
+    say("   the foreign Deployment was left alone");
+
+    say("4. deleting Foo example-foo: its Deployment goes with it (garbage collection)");
+    foos.delete("example-foo", &DeleteParams::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    wait_for("Deployment example-foo to be deleted", || async {
+        match deployments.get("example-foo", &Default::default()).await {
+            Err(e) if e.is_not_found() => Some(()),
+            _ => None,
+        }
+    })
+    .await?;
+    say("   Deployment example-foo is gone");
+    Ok(())
+}
+
+/// Waits until Foo `name` reports `replicas` available and Ready.
+async fn wait_ready(foos: &ResourceClient<Foo>, name: &str, replicas: i32) -> Result<(), String> {
+    let foo = wait_for(
+        &format!("Foo {name} to be Ready with {replicas} replicas"),
+        || async {
+            let foo = foos.get(name, &Default::default()).await.ok()?;
+            let ready = foo.condition("Ready").is_some_and(|c| c.status == "True");
+            (ready
+                && foo.status.available_replicas == replicas
+                && foo.status.observed_generation == foo.metadata.generation)
+                .then_some(foo)
+        },
+    )
+    .await?;
+    let ready = foo
+        .condition("Ready")
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    say(&format!(
+        "   Foo {name}: Ready ({ready}), observed generation {}",
+        foo.status.observed_generation
+    ));
+    Ok(())
+}
+
+/// Polls `check` every 50 ms for up to 30 s.
+async fn wait_for<T, F, Fut>(what: &str, check: F) -> Result<T, String>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(found) = check().await {
+            return Ok(found);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("timed out waiting for {what}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Stands in for kube-controller-manager: marks each Deployment's replicas available.
+async fn stand_in_for_controller_manager(client: RestClient, cancel: CancellationToken) {
+    let deployments = ResourceClient::<Deployment>::namespaced(&client, NAMESPACE);
+    while !cancel.is_cancelled() {
+        if let Ok(list) = deployments.list(&ListParams::default()).await {
+            for deployment in list.items {
+                let wanted = deployment.spec.replicas.unwrap_or(1);
+                let available = deployment
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.available_replicas);
+                if available == Some(wanted) {
+                    continue;
+                }
+                let Some(name) = deployment.metadata.name.clone() else {
+                    continue;
+                };
+                let mut updated = deployment;
+                updated.status = Some(DeploymentStatus {
+                    replicas: Some(wanted),
+                    ready_replicas: Some(wanted),
+                    available_replicas: Some(wanted),
+                    updated_replicas: Some(wanted),
+                    ..DeploymentStatus::default()
+                });
+                let _ = deployments
+                    .update_status(&name, &updated, &PostParams::default())
+                    .await;
+            }
+        }
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! The controller against apiserver-sim, end to end, on tokio's paused clock: create, scale,
+//! refuse a foreign Deployment, settle without hot-looping, garbage-collect, shut down.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
+use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
+use clientgo_rest::config::Config;
+use clientgo_rest::{
+    DeleteParams, DynamicClient, ListParams, PatchParams, PatchType, PostParams, ResourceClient,
+    RestClient,
+};
+use clientgo_sample_controller::app::{self, Options};
+use clientgo_sample_controller::controller::Controller;
+use clientgo_sample_controller::foo::Foo;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+struct Env {
+    _sim: ApiServerSim,
+    client: RestClient,
+    foos: ResourceClient<Foo>,
+    deployments: ResourceClient<Deployment>,
+    cancel: CancellationToken,
+    run: JoinHandle<Result<Arc<Controller>, String>>,
+}
+
+async fn start() -> Env {
+    let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
+    let client = RestClient::new(&Config::new(sim.url().parse().unwrap())).unwrap();
+    let crd: DynamicObject = serde_norway::from_str(include_str!("../artifacts/crd.yaml")).unwrap();
+    let crds = DynamicClient::from_api_resource(
+        &client,
+        &ApiResource {
+            group: "apiextensions.k8s.io".into(),
+            version: "v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            plural: "customresourcedefinitions".into(),
+            namespaced: false,
+        },
+        None,
+    );
+    crds.create(&crd, &PostParams::default()).await.unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(app::run(
+        client.clone(),
+        Options {
+            namespace: Some("default".into()),
+            resync: Duration::from_secs(10),
+            ..Options::default()
+        },
+        cancel.clone(),
+    ));
+    Env {
+        foos: ResourceClient::namespaced(&client, "default"),
+        deployments: ResourceClient::namespaced(&client, "default"),
+        _sim: sim,
+        client,
+        cancel,
+        run,
+    }
+}
+
+impl Env {
+    async fn stop(self) -> Arc<Controller> {
+        self.cancel.cancel();
+        tokio::time::timeout(Duration::from_secs(60), self.run)
+            .await
+            .expect("the controller stops")
+            .unwrap()
+            .unwrap()
+    }
+
+    /// What kube-controller-manager would do: mark the Deployment's replicas available.
+    async fn make_available(&self, name: &str) {
+        let mut deployment = self
+            .deployments
+            .get(name, &Default::default())
+            .await
+            .unwrap();
+        let wanted = deployment.spec.replicas.unwrap_or(1);
+        deployment.status = Some(DeploymentStatus {
+            available_replicas: Some(wanted),
+            replicas: Some(wanted),
+            ..DeploymentStatus::default()
+        });
+        self.deployments
+            .update_status(name, &deployment, &PostParams::default())
+            .await
+            .unwrap();
+    }
+}
+
+/// Checks `condition` every 100 ms of (paused) time, for at most 60 s.
+async fn eventually<T, F, Fut>(what: &str, condition: F) -> T
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    for _ in 0..600 {
+        if let Some(value) = condition().await {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_foo_gets_an_owned_deployment_and_reports_ready() {
+    let env = start().await;
+    let foo = env
+        .foos
+        .create(
+            &Foo::new("default", "web", "web-deploy", 3),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+
+    let deployment = eventually("the deployment", || async {
+        env.deployments
+            .get("web-deploy", &Default::default())
+            .await
+            .ok()
+    })
+    .await;
+    let owner = deployment.controller_ref().expect("a controller reference");
+    assert_eq!(
+        (owner.kind, owner.name, owner.uid),
+        ("Foo", "web", foo.uid())
+    );
+    assert_eq!(owner.block_owner_deletion, Some(true));
+    assert_eq!(deployment.spec.replicas, Some(3));
+
+    let pending = eventually("a not-ready status", || async {
+        let foo = env.foos.get("web", &Default::default()).await.ok()?;
+        foo.condition("Ready").is_some().then_some(foo)
+    })
+    .await;
+    let condition = pending.condition("Ready").unwrap();
+    assert_eq!(
+        (condition.status.as_str(), condition.reason.as_str()),
+        ("False", "DeploymentProgressing")
+    );
+    let first_transition = condition.last_transition_time;
+
+    env.make_available("web-deploy").await;
+    let ready = eventually("Ready", || async {
+        let foo = env.foos.get("web", &Default::default()).await.ok()?;
+        (foo.condition("Ready")?.status == "True").then_some(foo)
+    })
+    .await;
+    assert_eq!(ready.status.available_replicas, 3);
+    assert_eq!(ready.status.observed_generation, ready.metadata.generation);
+    let condition = ready.condition("Ready").unwrap();
+    assert_ne!(condition.last_transition_time, None);
+    assert!(condition.last_transition_time >= first_transition);
+    env.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deployment_follows_the_foo_and_the_loop_settles() {
+    let env = start().await;
+    env.foos
+        .create(
+            &Foo::new("default", "web", "web", 1),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the deployment", || async {
+        env.deployments.get("web", &Default::default()).await.ok()
+    })
+    .await;
+    env.make_available("web").await;
+
+    let patch = serde_json::json!({"spec": {"replicas": 4}});
+    env.foos
+        .patch("web", PatchType::Merge, &patch, &PatchParams::default())
+        .await
+        .unwrap();
+    eventually("4 replicas", || async {
+        let d = env.deployments.get("web", &Default::default()).await.ok()?;
+        (d.spec.replicas == Some(4)).then_some(())
+    })
+    .await;
+    env.make_available("web").await;
+    let foo = eventually("Ready at generation 2", || async {
+        let foo = env.foos.get("web", &Default::default()).await.ok()?;
+        (foo.status.observed_generation == 2 && foo.condition("Ready")?.status == "True")
+            .then_some(foo)
+    })
+    .await;
+    assert_eq!(foo.status.available_replicas, 4);
+
+    // Settled: resyncs (every 10 s) re-deliver everything, but nothing is written any more.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let foo_rv = env
+        .foos
+        .get("web", &Default::default())
+        .await
+        .unwrap()
+        .resource_version()
+        .to_owned();
+    let deployment_rv = env
+        .deployments
+        .get("web", &Default::default())
+        .await
+        .unwrap()
+        .resource_version()
+        .to_owned();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(
+        env.foos
+            .get("web", &Default::default())
+            .await
+            .unwrap()
+            .resource_version(),
+        foo_rv
+    );
+    assert_eq!(
+        env.deployments
+            .get("web", &Default::default())
+            .await
+            .unwrap()
+            .resource_version(),
+        deployment_rv
+    );
+    let controller = env.stop().await;
+    assert_eq!(controller.stats().panicked.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_foreign_deployment_is_refused_with_a_warning_event() {
+    let env = start().await;
+    let mut foreign = clientgo_sample_controller::controller::new_deployment(&Foo::new(
+        "default", "x", "taken", 1,
+    ));
+    foreign.metadata.owner_references = None;
+    env.deployments
+        .create(&foreign, &PostParams::default())
+        .await
+        .unwrap();
+    env.foos
+        .create(
+            &Foo::new("default", "intruder", "taken", 5),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+
+    let events = DynamicClient::from_api_resource(
+        &env.client,
+        &ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Event".into(),
+            plural: "events".into(),
+            namespaced: true,
+        },
+        Some("default"),
+    );
+    let event = eventually("the warning event", || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        list.items
+            .into_iter()
+            .find(|e| e.data["reason"] == "ErrResourceExists")
+    })
+    .await;
+    assert_eq!(event.data["type"], "Warning");
+    assert_eq!(event.data["involvedObject"]["kind"], "Foo");
+    assert_eq!(event.data["involvedObject"]["name"], "intruder");
+    let taken = env
+        .deployments
+        .get("taken", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(taken.spec.replicas, Some(1), "not touched");
+    assert!(taken.metadata.owner_references.is_none(), "not adopted");
+    let controller = env.stop().await;
+    assert!(
+        controller.stats().failed.load(Ordering::Relaxed) >= 1,
+        "retried with backoff"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn deleting_a_foo_deletes_its_deployment() {
+    let env = start().await;
+    env.foos
+        .create(
+            &Foo::new("default", "short-lived", "short-lived", 1),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the deployment", || async {
+        env.deployments
+            .get("short-lived", &Default::default())
+            .await
+            .ok()
+    })
+    .await;
+    env.foos
+        .delete("short-lived", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("garbage collection", || async {
+        match env
+            .deployments
+            .get("short-lived", &Default::default())
+            .await
+        {
+            Err(e) if e.is_not_found() => Some(()),
+            _ => None,
+        }
+    })
+    .await;
+    env.stop().await;
+}
