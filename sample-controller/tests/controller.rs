@@ -323,3 +323,51 @@ async fn deleting_a_foo_deletes_its_deployment() {
     .await;
     env.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_deployment_deleted_or_edited_behind_its_back_is_restored() {
+    let env = start().await;
+    env.foos
+        .create(
+            &Foo::new("default", "web", "web", 2),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the deployment", || async {
+        env.deployments.get("web", &Default::default()).await.ok()
+    })
+    .await;
+
+    // Someone scales the Deployment by hand: the controller puts the Foo's count back.
+    let patch = serde_json::json!({"spec": {"replicas": 7}});
+    env.deployments
+        .patch("web", PatchType::Merge, &patch, &PatchParams::default())
+        .await
+        .unwrap();
+    eventually("the replicas reverted to 2", || async {
+        let d = env.deployments.get("web", &Default::default()).await.ok()?;
+        (d.spec.replicas == Some(2)).then_some(())
+    })
+    .await;
+
+    // Someone deletes the Deployment (orphaning nothing): the controller creates it again.
+    let old_uid = env
+        .deployments
+        .get("web", &Default::default())
+        .await
+        .unwrap()
+        .uid()
+        .to_owned();
+    env.deployments
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    let recreated = eventually("a new deployment", || async {
+        let d = env.deployments.get("web", &Default::default()).await.ok()?;
+        (d.uid() != old_uid).then_some(d)
+    })
+    .await;
+    assert_eq!(recreated.spec.replicas, Some(2));
+    env.stop().await;
+}
