@@ -107,6 +107,6 @@ where
             send_initial_events: options.send_initial_events,
         };
         let body = self.client.watch(&params).await.map_err(list_watch_error)?;
-        Ok(Watch::new(body))
+        Ok(Watch::from_boxed(Box::pin(body)))
     }
 }

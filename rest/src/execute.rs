@@ -209,14 +209,27 @@ impl Call {
         deadline: Option<Instant>,
     ) -> Error {
         let (parts, body) = response.into_parts();
-        let limited = http_body_util::Limited::new(body, 64 * 1024);
+        // Read by hand rather than through `http_body_util::Limited`: its `Into<BoxError>`
+        // bound made the futures of `stream` and `watch` impossible to prove `Send` (rustc's
+        // higher-ranked auto-trait limitation), so they could not be spawned or used as a
+        // watch source. Same result: the body, or nothing if it fails or passes 64 KiB.
         let read = async {
             use http_body_util::BodyExt as _;
-            limited
-                .collect()
-                .await
-                .map(|c| c.to_bytes())
-                .unwrap_or_default()
+            const LIMIT: usize = 64 * 1024;
+            let mut body = body;
+            let mut bytes = bytes::BytesMut::new();
+            while let Some(frame) = body.frame().await {
+                let Ok(frame) = frame else {
+                    return Bytes::new();
+                };
+                if let Ok(data) = frame.into_data() {
+                    if bytes.len() + data.len() > LIMIT {
+                        return Bytes::new();
+                    }
+                    bytes.extend_from_slice(&data);
+                }
+            }
+            bytes.freeze()
         };
         let bytes = match deadline {
             Some(deadline) => tokio::time::timeout_at(deadline, read)
