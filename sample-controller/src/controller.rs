@@ -26,7 +26,6 @@
 //!    other keys keep flowing.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, Resource, Time};
@@ -41,6 +40,8 @@ use clientgo_workqueue::{QueueConfig, RateLimitingQueue};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
 use crate::foo::{Condition, Foo, FooStatus};
@@ -63,17 +64,47 @@ pub enum ReconcileError {
     NotOwned(String),
 }
 
-/// Counters a reader can look at (and a Prometheus registry could export).
+/// The controller's own counters, exported on `/metrics` once [registered](Stats::register).
 #[derive(Debug, Default)]
 pub struct Stats {
     /// Reconciles that succeeded.
-    pub synced: AtomicU64,
+    pub synced: Counter,
     /// Reconciles that failed and were retried with backoff.
-    pub failed: AtomicU64,
+    pub failed: Counter,
     /// Reconciles that panicked (also counted as failed).
-    pub panicked: AtomicU64,
+    pub panicked: Counter,
     /// Writes sent to the API server.
-    pub writes: AtomicU64,
+    pub writes: Counter,
+}
+
+impl Stats {
+    /// Exports the counters in `registry` (`sample_controller_*_total`).
+    pub fn register(&self, registry: &mut Registry) {
+        for (name, help, counter) in [
+            (
+                "sample_controller_reconciles_succeeded",
+                "Reconciles that succeeded",
+                &self.synced,
+            ),
+            (
+                "sample_controller_reconciles_failed",
+                "Reconciles that failed and were retried with backoff",
+                &self.failed,
+            ),
+            (
+                "sample_controller_reconcile_panics",
+                "Reconciles that panicked (also counted as failed)",
+                &self.panicked,
+            ),
+            (
+                "sample_controller_api_writes",
+                "Writes sent to the API server",
+                &self.writes,
+            ),
+        ] {
+            registry.register(name, help, counter.clone());
+        }
+    }
 }
 
 /// The Foo controller.
@@ -95,10 +126,11 @@ impl Controller {
         foo_informer: SharedIndexInformer<Foo>,
         deployment_informer: SharedIndexInformer<Deployment>,
         recorder: EventRecorder,
+        queue_config: QueueConfig,
     ) -> Result<Arc<Controller>, InformerError> {
         let queue = RateLimitingQueue::with_config(
             Arc::new(default_controller_rate_limiter()),
-            QueueConfig::named("Foos"),
+            queue_config,
         );
         let controller = Arc::new(Controller {
             client,
@@ -204,14 +236,14 @@ impl Controller {
             let name = key.item().clone();
             match isolated(async move { this.reconcile(&name).await }).await {
                 Ok(()) => {
-                    self.stats.synced.fetch_add(1, Ordering::Relaxed);
+                    self.stats.synced.inc();
                     // Success: drop the key's failure history, so its next backoff starts low.
                     self.queue.forget(&key);
                 }
                 Err(failure) => {
-                    self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                    self.stats.failed.inc();
                     if matches!(failure, Failure::Panicked(_)) {
-                        self.stats.panicked.fetch_add(1, Ordering::Relaxed);
+                        self.stats.panicked.inc();
                     }
                     tracing::warn!(key = %*key, %failure, "reconcile failed, retrying with backoff");
                     // Failure: try again later, later each time (5 ms doubling to 1000 s).
@@ -250,7 +282,7 @@ impl Controller {
             Some(existing) => existing,
             None => {
                 let created = deployments.create(&new_deployment(&foo), &post).await?;
-                self.stats.writes.fetch_add(1, Ordering::Relaxed);
+                self.stats.writes.inc();
                 wrote = true;
                 Arc::new(created)
             }
@@ -277,7 +309,7 @@ impl Controller {
             let mut updated = (*deployment).clone();
             updated.spec.replicas = Some(wanted);
             let updated = deployments.update(deployment_name, &updated, &post).await?;
-            self.stats.writes.fetch_add(1, Ordering::Relaxed);
+            self.stats.writes.inc();
             wrote = true;
             Arc::new(updated)
         } else {
@@ -292,7 +324,7 @@ impl Controller {
             ResourceClient::<Foo>::namespaced(&self.client, namespace)
                 .update_status(name, &updated, &post)
                 .await?;
-            self.stats.writes.fetch_add(1, Ordering::Relaxed);
+            self.stats.writes.inc();
             wrote = true;
         }
         if wrote {

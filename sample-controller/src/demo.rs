@@ -16,7 +16,6 @@
 //! pods: a few lines here stand in for it and mark a Deployment's replicas available.
 
 use std::future::Future;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, DynamicObject, ObjectList};
@@ -79,9 +78,9 @@ pub async fn run() -> Result<(), String> {
     let stats = controller.stats();
     say(&format!(
         "done: {} reconciles succeeded, {} failed and were retried, {} writes to the API server",
-        stats.synced.load(Ordering::Relaxed),
-        stats.failed.load(Ordering::Relaxed),
-        stats.writes.load(Ordering::Relaxed),
+        stats.synced.get(),
+        stats.failed.get(),
+        stats.writes.get(),
     ));
     let _ = std::fs::remove_dir_all(&dir);
     sim.shutdown();

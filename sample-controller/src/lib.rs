@@ -7,6 +7,7 @@
 //! * [`app`]: wiring it to a cluster: client, informers, event recorder, leader election,
 //!   signals.
 //! * [`demo`]: the whole loop against an embedded API server (`--demo`).
+//! * [`serve`]: `/metrics`, `/healthz` and `/readyz`.
 
 #![deny(missing_docs)]
 
@@ -14,3 +15,4 @@ pub mod app;
 pub mod controller;
 pub mod demo;
 pub mod foo;
+pub mod serve;

@@ -5,6 +5,7 @@
 //! sample-controller --demo                          # the whole loop, no cluster needed
 //! sample-controller [--kubeconfig PATH] [--context NAME] [--namespace NS] [--workers N]
 //!                   [--leader-elect --lease-namespace NS --lease-name NAME --identity ID]
+//!                   [--metrics-addr 0.0.0.0:8080] [--health-addr 0.0.0.0:8081]
 //! ```
 
 use std::process::ExitCode;
@@ -13,7 +14,10 @@ use std::time::Duration;
 use clap::Parser;
 use clientgo_rest::RestClient;
 use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
+use clientgo_sample_controller::serve::{self, Endpoints};
 use clientgo_sample_controller::{app, demo};
+use prometheus_client::registry::Registry;
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// The Foo controller: keeps a Deployment for every Foo.
@@ -50,6 +54,12 @@ struct Args {
     /// This replica's identity in the Lease (default: hostname and process id).
     #[arg(long)]
     identity: Option<String>,
+    /// Serve Prometheus metrics (work queue, REST client, reconciles) on ADDR at /metrics.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<std::net::SocketAddr>,
+    /// Serve /healthz and /readyz (ready once the caches have synced) on ADDR.
+    #[arg(long, value_name = "ADDR")]
+    health_addr: Option<std::net::SocketAddr>,
 }
 
 #[tokio::main]
@@ -88,7 +98,13 @@ async fn run(args: Args) -> Result<(), String> {
         Config::infer()
     }
     .map_err(|e| e.to_string())?;
-    let client = RestClient::new(&config).map_err(|e| e.to_string())?;
+    let mut registry = Registry::default();
+    let client = if args.metrics_addr.is_some() {
+        RestClient::builder(config).metrics(&mut registry).build()
+    } else {
+        RestClient::new(&config)
+    }
+    .map_err(|e| e.to_string())?;
     let identity = args.identity.clone().unwrap_or_else(|| {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "sample-controller".into());
         format!("{host}_{}", std::process::id())
@@ -107,7 +123,16 @@ async fn run(args: Args) -> Result<(), String> {
     };
     let cancel = CancellationToken::new();
     tokio::spawn(shutdown_on_signal(cancel.clone()));
-    app::run(client, options, cancel).await.map(|_| ())
+    let metrics = args.metrics_addr.is_some().then_some(&mut registry);
+    let app = app::build(client, options, metrics)?;
+    let endpoints = Arc::new(Endpoints::new(Some(registry), app.ready()));
+    for addr in [args.metrics_addr, args.health_addr].into_iter().flatten() {
+        let bound = serve::serve(addr, endpoints.clone(), cancel.clone())
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        tracing::info!(%bound, "serving /metrics, /healthz and /readyz");
+    }
+    app.run(cancel).await.map(|_| ())
 }
 
 /// Cancels on SIGINT or SIGTERM; in-flight reconciles finish before the process exits.

@@ -3,7 +3,6 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
@@ -232,7 +231,7 @@ async fn the_deployment_follows_the_foo_and_the_loop_settles() {
         deployment_rv
     );
     let controller = env.stop().await;
-    assert_eq!(controller.stats().panicked.load(Ordering::Relaxed), 0);
+    assert_eq!(controller.stats().panicked.get(), 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -283,10 +282,7 @@ async fn a_foreign_deployment_is_refused_with_a_warning_event() {
     assert_eq!(taken.spec.replicas, Some(1), "not touched");
     assert!(taken.metadata.owner_references.is_none(), "not adopted");
     let controller = env.stop().await;
-    assert!(
-        controller.stats().failed.load(Ordering::Relaxed) >= 1,
-        "retried with backoff"
-    );
+    assert!(controller.stats().failed.get() >= 1, "retried with backoff");
 }
 
 #[tokio::test(start_paused = true)]
