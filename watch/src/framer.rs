@@ -22,6 +22,19 @@ use bytes::{Bytes, BytesMut};
 /// The default cap on one frame: 64 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 64 << 20;
 
+/// The bytes JSON allows inside an object outside strings, other than `{`, `}` and `"`:
+/// whitespace, `:`, `,`, arrays, numbers and the letters of `true`, `false` and `null`.
+static OUTSIDE_STRINGS: [bool; 256] = {
+    let allowed = b" \t\r\n:,[]-+.0123456789eEtrufalsn";
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < allowed.len() {
+        table[allowed[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// Why the body could not be split into frames.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrameError {
@@ -31,8 +44,9 @@ pub enum FrameError {
         /// The cap, in bytes.
         limit: usize,
     },
-    /// A byte that cannot start a JSON object where one was expected.
-    #[error("unexpected byte {byte:#04x} between watch frames (at byte {offset} of the body)")]
+    /// A byte that cannot be where it is: between frames, anything but whitespace or the
+    /// `{` of the next object; inside one, outside strings, a byte no JSON token has.
+    #[error("unexpected byte {byte:#04x} in the watch stream (at byte {offset} of the body)")]
     Unexpected {
         /// The byte.
         byte: u8,
@@ -142,7 +156,21 @@ impl Framer {
                     }
                 }
                 Scan::Object(depth) => {
-                    let Some(found) = memchr::memchr3(b'{', b'}', b'"', &bytes[pos..]) else {
+                    let rest = &bytes[pos..];
+                    let found = memchr::memchr3(b'{', b'}', b'"', rest);
+                    // What lies between structural bytes outside strings is short (`":"`,
+                    // `,`, numbers, literals); checking it catches garbage at once instead of
+                    // letting an unbalanced frame swallow the events after it.
+                    let skipped = &rest[..found.unwrap_or(rest.len())];
+                    if let Some(bad) = skipped.iter().position(|&b| !OUTSIDE_STRINGS[b as usize]) {
+                        self.scan = scan;
+                        self.pos = pos + bad;
+                        return Err(FrameError::Unexpected {
+                            byte: skipped[bad],
+                            offset: self.consumed + (pos + bad) as u64,
+                        });
+                    }
+                    let Some(found) = found else {
                         pos = bytes.len();
                         break;
                     };
@@ -260,6 +288,25 @@ mod tests {
                 "{input:?}"
             );
         }
+    }
+
+    #[test]
+    fn garbage_inside_a_frame_is_refused_before_it_swallows_the_next_one() {
+        let valid = &b"{\"a\":[1,-2.5e3,true,false,null]}\n"[..];
+        let garbage =
+            &b"{\"type\":\"ADDED\",\"object\":{this is not json}\n{\"type\":\"ADDED\"}\n"[..];
+        let mut framer = Framer::default();
+        framer.push(Bytes::from_static(valid));
+        assert_eq!(frames(&mut framer).len(), 1);
+        framer.push(Bytes::from_static(garbage));
+        let h = garbage.iter().position(|&b| b == b'h').unwrap();
+        assert_eq!(
+            framer.next_frame(),
+            Err(FrameError::Unexpected {
+                byte: b'h',
+                offset: (valid.len() + h) as u64,
+            })
+        );
     }
 
     #[test]
