@@ -19,9 +19,8 @@
 //! | [`warnings`] | `Warning` headers and their [`WarningHandler`] | `rest/warnings.go` |
 //! | [`metrics`] | `rest_client_*` Prometheus metrics | `tools/metrics` |
 //! | [`body`] | the streaming [`Body`] of responses and watches | `io.ReadCloser` |
-//!
-//! Discovery and the RESTMapper are not here yet: requests name their group, version and
-//! resource.
+//! | [`discovery`] | [`DiscoveryClient`]: server version, groups, resources (aggregated or classic), cached | `discovery`, `discovery/cached/memory` |
+//! | [`restmapper`] | [`RestMapper`]: a kind to its resource and scope and back, refreshed on a miss | `restmapper`, `meta.RESTMapper` |
 //!
 //! Logging goes through `tracing`; no token, password, private key, certificate or
 //! `Authorization` header is ever logged or put in an error message.
@@ -62,6 +61,12 @@
 //! let all = api.list(&ListParams::default()).await?;
 //! println!("{} ConfigMaps at resourceVersion {}", all.items.len(), all.resource_version());
 //! # let _: Option<DynamicObject> = None;
+//!
+//! // From a kind, through discovery (a CRD created a moment ago resolves too):
+//! let mapper = clientgo_rest::RestMapper::for_client(&client);
+//! let gvk = clientgo_apimachinery::GroupVersionKind::new("apps", "v1", "Deployment");
+//! let deployments = mapper.dynamic_client(&client, &gvk, Some("default")).await?;
+//! println!("{} Deployments", deployments.list(&ListParams::default()).await?.items.len());
 //! # Ok(()) }
 //! ```
 
@@ -71,11 +76,13 @@ pub mod api_error;
 pub mod body;
 pub mod client;
 pub mod config;
+pub mod discovery;
 pub mod error;
 mod execute;
 pub mod metrics;
 pub mod request;
 pub mod resource_client;
+pub mod restmapper;
 pub mod retry;
 pub mod transport;
 pub mod warnings;
@@ -84,6 +91,10 @@ pub use api_error::ApiError;
 pub use body::Body;
 pub use client::{BoxFuture, HttpClient, Response, RestClient, RestClientBuilder, StreamResponse};
 pub use config::{Auth, Config, ConfigError, KubeconfigOptions, LoadingRules, TlsConfig};
+pub use discovery::{
+    ApiDiscovery, ApiGroup, DiscoveredResource, DiscoveryClient, FailedGroupVersion, ServerVersion,
+    Subresource,
+};
 pub use error::{BoxError, DecodeError, Error, TransportError, TransportErrorKind};
 pub use metrics::Metrics;
 pub use request::{
@@ -91,4 +102,5 @@ pub use request::{
     PropagationPolicy, Request, WatchParams,
 };
 pub use resource_client::{Deleted, DynamicClient, ResourceClient};
+pub use restmapper::{MappingError, RestMapper, StaticRestMapper};
 pub use warnings::{LogWarningsOnce, NoWarnings, Warning, WarningHandler};
