@@ -7,6 +7,8 @@
 //!   connection, a truncated or malformed stream, a stall).
 //! * [`RetryWatcher`]: re-opens the watch from the last resourceVersion it delivered, through
 //!   any [`WatchSource`], until only a relist can help (410 Gone).
+//! * [`ResourceWatchSource`] and [`WatchResource`]: the REST client's link, watches of a
+//!   `clientgo_rest::ResourceClient` (typed or dynamic) as a [`WatchSource`] or a [`Watch<T>`].
 //!
 //! ```
 //! use bytes::Bytes;
@@ -32,10 +34,12 @@
 #![deny(missing_docs)]
 
 mod framer;
+mod rest_source;
 mod retry;
 mod stream;
 
 pub use framer::{DEFAULT_MAX_FRAME, FrameError, Framer};
+pub use rest_source::{ResourceWatchSource, WatchResource, start_error};
 pub use retry::{
     MAX_BACKOFF, MIN_RESTART_INTERVAL, RetryWatchError, RetryWatcher, WatchSource, WatchStartError,
 };
