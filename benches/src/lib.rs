@@ -8,6 +8,8 @@
 
 #![deny(missing_docs)]
 
+pub mod decode;
+pub mod pods;
 pub mod process;
 pub mod workloads;
 

@@ -5,9 +5,10 @@
 //! allocator state belong to one workload alone. Run it from a release build:
 //! `cargo run --release -p clientgo-benches --bin bench-report`.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use clientgo_benches::{median, workloads};
+use clientgo_benches::{decode, median, pods, workloads};
 use serde_json::{Map, Value, json};
 
 const DEFAULT_RUNS: usize = 3;
@@ -67,6 +68,27 @@ fn child(id: &str) -> ExitCode {
     }
 }
 
+/// Generates D1's PodList once for every child (gen-podlist.py takes seconds), unless the
+/// caller named a file; returns the file to remove at the end.
+fn prepare_podlist(ids: &[String], command: &mut Vec<(String, String)>) -> Option<PathBuf> {
+    let needed = ids.iter().any(|id| id.starts_with("D1"));
+    if !needed || std::env::var_os(pods::PODLIST_ENV).is_some() {
+        return None;
+    }
+    let (bytes, source) = pods::generated(decode::D1_PODS);
+    let path = std::env::temp_dir().join(format!("clientgo-podlist-{}.json", std::process::id()));
+    if let Err(err) = std::fs::write(&path, bytes) {
+        eprintln!(
+            "bench-report: cannot write {}: {err}; each run generates its own",
+            path.display()
+        );
+        return None;
+    }
+    command.push((pods::PODLIST_ENV.into(), path.display().to_string()));
+    command.push((pods::PODLIST_SOURCE_ENV.into(), source.as_str()));
+    Some(path)
+}
+
 fn report(runs: usize, ids: &[String]) -> ExitCode {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
@@ -75,10 +97,24 @@ fn report(runs: usize, ids: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let mut env = Vec::new();
+    let podlist = prepare_podlist(ids, &mut env);
+    let code = run_all(&exe, runs, ids, &env);
+    if let Some(path) = podlist {
+        let _ = std::fs::remove_file(path);
+    }
+    code
+}
+
+fn run_all(exe: &Path, runs: usize, ids: &[String], env: &[(String, String)]) -> ExitCode {
     for id in ids {
         let mut samples = Vec::with_capacity(runs);
         for _ in 0..runs {
-            let output = match Command::new(&exe).args(["--child", id]).output() {
+            let child = Command::new(exe)
+                .args(["--child", id])
+                .envs(env.iter().cloned())
+                .output();
+            let output = match child {
                 Ok(output) if output.status.success() => output,
                 Ok(output) => {
                     eprintln!(
