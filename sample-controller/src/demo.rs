@@ -10,7 +10,10 @@
 //! 3. a Foo asks for a Deployment that someone else owns: the controller refuses and records
 //!    a Warning event;
 //! 4. a Foo is deleted: garbage collection removes its Deployment;
-//! 5. the controller shuts down cleanly.
+//! 5. the final Foos and Deployments are printed, and every Foo that owns its Deployment must
+//!    have converged (Deployment with the wanted replicas, Ready, observedGeneration current),
+//!    or the demo fails;
+//! 6. the controller shuts down cleanly.
 //!
 //! The simulator has no kube-controller-manager, so nothing would ever start the Deployments'
 //! pods: a few lines here stand in for it and mark a Deployment's replicas available.
@@ -18,7 +21,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, ObjectList};
+use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
 use clientgo_rest::{
@@ -191,7 +194,78 @@ async fn scenario(client: &RestClient) -> Result<(), String> {
     })
     .await?;
     say("   Deployment example-foo is gone");
-    Ok(())
+    final_state(&foos, &deployments).await
+}
+
+/// Prints the Foos and Deployments as they ended, and checks that every Foo whose
+/// Deployment is its own has converged.
+async fn final_state(
+    foos: &ResourceClient<Foo>,
+    deployments: &ResourceClient<Deployment>,
+) -> Result<(), String> {
+    let foos = foos
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| e.to_string())?
+        .items;
+    let deployments = deployments
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| e.to_string())?
+        .items;
+    say("final state:");
+    say(&format!(
+        "   {:<12} {:<12} {:>7} {:>9} {:>5} {:>10}",
+        "FOO", "DEPLOYMENT", "DESIRED", "AVAILABLE", "READY", "GENERATION"
+    ));
+    let mut unconverged = Vec::new();
+    for foo in &foos {
+        let ready = foo.condition("Ready").map_or("-", |c| c.status.as_str());
+        say(&format!(
+            "   {:<12} {:<12} {:>7} {:>9} {:>5} {:>10}",
+            foo.metadata.name,
+            foo.spec.deployment_name,
+            foo.spec.replicas.unwrap_or(1),
+            foo.status.available_replicas,
+            ready,
+            format!(
+                "{}/{}",
+                foo.status.observed_generation, foo.metadata.generation
+            ),
+        ));
+        let owned = deployments.iter().find(|d| {
+            d.metadata.name.as_deref() == Some(foo.spec.deployment_name.as_str())
+                && d.controller_ref()
+                    .is_some_and(|owner| owner.uid == foo.metadata.uid)
+        });
+        let Some(owned) = owned else {
+            continue; // refused on purpose (step 3): its Deployment belongs to someone else
+        };
+        let converged = owned.spec.replicas == foo.spec.replicas
+            && ready == "True"
+            && foo.status.observed_generation == foo.metadata.generation
+            && owned.status.as_ref().and_then(|s| s.available_replicas)
+                == Some(foo.status.available_replicas);
+        if !converged {
+            unconverged.push(foo.metadata.name.clone());
+        }
+    }
+    for deployment in &deployments {
+        let owner = deployment
+            .controller_ref()
+            .map_or("-".to_owned(), |o| format!("{} {}", o.kind, o.name));
+        say(&format!(
+            "   deployment {:<12} replicas {:>2}  owner {}",
+            deployment.metadata.name.as_deref().unwrap_or(""),
+            deployment.spec.replicas.unwrap_or(1),
+            owner,
+        ));
+    }
+    if unconverged.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("not converged: {}", unconverged.join(", ")))
+    }
 }
 
 /// Waits until Foo `name` reports `replicas` available and Ready.
