@@ -55,7 +55,8 @@ pub async fn run() -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let client = RestClient::new(&config).map_err(|e| e.to_string())?;
 
-    install_crd(&client).await?;
+    crate::foo::install_crd(&client).await?;
+    say("installed the Foo CRD (samplecontroller.k8s.io/v1alpha1)");
     let cancel = CancellationToken::new();
     let controller_run = tokio::spawn(app::run(
         client.clone(),
@@ -92,29 +93,6 @@ pub async fn run() -> Result<(), String> {
 
 fn say(line: &str) {
     println!("[demo] {line}");
-}
-
-/// Creates the CRD from `artifacts/crd.yaml`, as `kubectl apply -f` would.
-async fn install_crd(client: &RestClient) -> Result<(), String> {
-    let yaml = include_str!("../artifacts/crd.yaml");
-    let crd: DynamicObject =
-        serde_norway::from_str(yaml).map_err(|e| format!("artifacts/crd.yaml: {e}"))?;
-    let crds = DynamicClient::from_api_resource(
-        client,
-        &ApiResource {
-            group: "apiextensions.k8s.io".into(),
-            version: "v1".into(),
-            kind: "CustomResourceDefinition".into(),
-            plural: "customresourcedefinitions".into(),
-            namespaced: false,
-        },
-        None,
-    );
-    crds.create(&crd, &PostParams::default())
-        .await
-        .map_err(|e| format!("creating the CRD: {e}"))?;
-    say("installed the Foo CRD (samplecontroller.k8s.io/v1alpha1)");
-    Ok(())
 }
 
 async fn scenario(client: &RestClient) -> Result<(), String> {

@@ -8,7 +8,8 @@
 //! The type is a plain serde struct implementing the project's `Resource` and `Object` traits:
 //! that is all the REST client, informers and listers need to work with it.
 
-use clientgo_apimachinery::{ObjectMeta, Resource, Time, impl_object};
+use clientgo_apimachinery::{ApiResource, DynamicObject, ObjectMeta, Resource, Time, impl_object};
+use clientgo_rest::{DynamicClient, PostParams, RestClient};
 use serde::{Deserialize, Serialize};
 
 /// A Foo: a request for a Deployment.
@@ -119,4 +120,28 @@ impl Foo {
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
         self.status.conditions.iter().find(|c| c.type_ == type_)
     }
+}
+
+/// The Foo CRD, as `artifacts/crd.yaml` defines it.
+pub const CRD_YAML: &str = include_str!("../artifacts/crd.yaml");
+
+/// Creates the Foo CRD from `artifacts/crd.yaml`, as `kubectl apply -f` would.
+pub async fn install_crd(client: &RestClient) -> Result<(), String> {
+    let crd: DynamicObject =
+        serde_norway::from_str(CRD_YAML).map_err(|e| format!("artifacts/crd.yaml: {e}"))?;
+    let crds = DynamicClient::from_api_resource(
+        client,
+        &ApiResource {
+            group: "apiextensions.k8s.io".into(),
+            version: "v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            plural: "customresourcedefinitions".into(),
+            namespaced: false,
+        },
+        None,
+    );
+    crds.create(&crd, &PostParams::default())
+        .await
+        .map_err(|e| format!("creating the CRD: {e}"))?;
+    Ok(())
 }

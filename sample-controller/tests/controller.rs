@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
+use clientgo_apimachinery::{ApiResource, Object};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_rest::config::Config;
 use clientgo_rest::{
@@ -31,19 +31,9 @@ struct Env {
 async fn start() -> Env {
     let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
     let client = RestClient::new(&Config::new(sim.url().parse().unwrap())).unwrap();
-    let crd: DynamicObject = serde_norway::from_str(include_str!("../artifacts/crd.yaml")).unwrap();
-    let crds = DynamicClient::from_api_resource(
-        &client,
-        &ApiResource {
-            group: "apiextensions.k8s.io".into(),
-            version: "v1".into(),
-            kind: "CustomResourceDefinition".into(),
-            plural: "customresourcedefinitions".into(),
-            namespaced: false,
-        },
-        None,
-    );
-    crds.create(&crd, &PostParams::default()).await.unwrap();
+    clientgo_sample_controller::foo::install_crd(&client)
+        .await
+        .unwrap();
     let cancel = CancellationToken::new();
     let run = tokio::spawn(app::run(
         client.clone(),

@@ -3,10 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, DynamicObject};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_rest::config::Config;
-use clientgo_rest::{DynamicClient, PostParams, ResourceClient, RestClient};
+use clientgo_rest::{PostParams, ResourceClient, RestClient};
 use clientgo_sample_controller::app::{self, Options};
 use clientgo_sample_controller::foo::Foo;
 use clientgo_sample_controller::serve::{Endpoints, serve};
@@ -37,21 +36,9 @@ async fn metrics_and_probes() {
         .metrics(&mut registry)
         .build()
         .unwrap();
-    let crd: DynamicObject = serde_norway::from_str(include_str!("../artifacts/crd.yaml")).unwrap();
-    DynamicClient::from_api_resource(
-        &client,
-        &ApiResource {
-            group: "apiextensions.k8s.io".into(),
-            version: "v1".into(),
-            kind: "CustomResourceDefinition".into(),
-            plural: "customresourcedefinitions".into(),
-            namespaced: false,
-        },
-        None,
-    )
-    .create(&crd, &PostParams::default())
-    .await
-    .unwrap();
+    clientgo_sample_controller::foo::install_crd(&client)
+        .await
+        .unwrap();
 
     let app = app::build(
         client.clone(),
