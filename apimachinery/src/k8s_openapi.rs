@@ -211,11 +211,11 @@ where
     fn deletion_grace_period_seconds(&self) -> Option<i64> {
         meta(self).deletion_grace_period_seconds
     }
-    fn labels(&self) -> &BTreeMap<String, String> {
-        meta(self).labels.as_ref().unwrap_or(&EMPTY_MAP)
+    fn labels(&self) -> crate::MapRef<'_> {
+        meta(self).labels.as_ref().unwrap_or(&EMPTY_MAP).into()
     }
-    fn annotations(&self) -> &BTreeMap<String, String> {
-        meta(self).annotations.as_ref().unwrap_or(&EMPTY_MAP)
+    fn annotations(&self) -> crate::MapRef<'_> {
+        meta(self).annotations.as_ref().unwrap_or(&EMPTY_MAP).into()
     }
     fn owner_references(&self) -> OwnerRefs<'_> {
         OwnerRefs::k8s(meta(self).owner_references.as_deref().unwrap_or(&[]))
@@ -380,8 +380,8 @@ mod tests {
             )
         );
         assert_eq!(pod.uid(), "u-1");
-        assert_eq!(Object::labels(&pod)["app"], "web");
-        assert_eq!(pod.annotations()["a"], "b");
+        assert_eq!(Object::labels(&pod).get("app"), Some("web"));
+        assert_eq!(pod.annotations().get("a"), Some("b"));
         assert_eq!(
             pod.creation_timestamp().unwrap().to_string(),
             "2024-01-02T03:04:05Z"

@@ -12,6 +12,8 @@
 //!   [`DynamicObject`], your own types via [`impl_object!`], and, with the `k8s-openapi`
 //!   feature, for k8s-openapi's `Pod`, `Deployment`, `ConfigMap`, `Lease`, ...
 //! * [`DynamicObject`]: typed metadata plus the rest as JSON, lossless.
+//! * [`PartialObjectMetadata`]: any object reduced to its metadata (the server's
+//!   `as=PartialObjectMetadata` answers), and [`PartialObjectMetadataList`].
 //! * [`labels`] and [`fields`] selectors: parse, match, render.
 //! * [`Time`] / [`MicroTime`]: RFC 3339 instants.
 //!
@@ -33,13 +35,14 @@
 //! assert_eq!(cm.data["data"]["mode"], "fast");
 //!
 //! let selector: Selector = "app in (web, api), !canary".parse()?;
-//! assert!(selector.matches(cm.labels()));
+//! assert!(selector.matches(&cm.labels()));
 //! assert_eq!(selector.to_string(), "app in (api,web),!canary");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 #![deny(missing_docs)]
 
+mod compact;
 mod dynamic;
 pub mod fields;
 mod gvk;
@@ -48,20 +51,28 @@ pub mod k8s_openapi;
 pub mod labels;
 mod list;
 mod managed_fields;
+mod map_ref;
 mod meta;
 mod object;
+mod partial;
 mod resource;
 mod serde_util;
 mod status;
 pub mod time;
 mod watch;
 
+pub use compact::{Compact, CompactMeta, RestNotAnObject};
 pub use dynamic::DynamicObject;
 pub use gvk::{GroupVersion, GroupVersionError, GroupVersionKind, GroupVersionResource};
 pub use list::ObjectList;
 pub use managed_fields::ManagedFields;
+pub use map_ref::{Iter as MapIter, MapRef};
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
 pub use object::{KeyError, Object, ObjectMut, OwnerRef, OwnerRefs, object_key, split_key};
+pub use partial::{
+    META_V1_API_VERSION, PARTIAL_OBJECT_METADATA_KIND, PARTIAL_OBJECT_METADATA_LIST_KIND,
+    PartialObjectMetadata, PartialObjectMetadataList,
+};
 pub use resource::{ApiResource, Resource};
 pub use status::{
     STATUS_FAILURE, STATUS_SUCCESS, Status, StatusCause, StatusDetails, StatusReason,

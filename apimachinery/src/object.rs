@@ -3,7 +3,7 @@
 //! Plays the role of client-go's `metav1.Object` interface (`meta.Accessor`): caches,
 //! informers, work queues and the garbage collector look at any object only through it.
 //!
-//! Where it differs from Go, and why: accessors return *borrowed* data (`&str`, `&BTreeMap`,
+//! Where it differs from Go, and why: accessors return *borrowed* data (`&str`, a [`MapRef`] view of a map,
 //! `&[String]`, an iterator of borrowed [`OwnerRef`] views) and `Copy` values ([`Time`]),
 //! so that our [`ObjectMeta`] (plain `String`s) and k8s-openapi's `ObjectMeta` (`Option`s
 //! everywhere, its own `OwnerReference` and a jiff-based `Time`) both implement it without
@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 use std::iter::FusedIterator;
 
+use crate::map_ref::MapRef;
 use crate::meta::{ObjectMeta, OwnerReference};
 use crate::time::Time;
 
@@ -44,9 +45,9 @@ pub trait Object {
     /// `metadata.deletionGracePeriodSeconds`.
     fn deletion_grace_period_seconds(&self) -> Option<i64>;
     /// `metadata.labels`.
-    fn labels(&self) -> &BTreeMap<String, String>;
+    fn labels(&self) -> MapRef<'_>;
     /// `metadata.annotations`.
-    fn annotations(&self) -> &BTreeMap<String, String>;
+    fn annotations(&self) -> MapRef<'_>;
     /// `metadata.ownerReferences`, as borrowed views.
     fn owner_references(&self) -> OwnerRefs<'_>;
     /// `metadata.finalizers`.
@@ -158,6 +159,11 @@ enum OwnerRefsInner<'a> {
     Native(std::slice::Iter<'a, OwnerReference>),
     #[cfg(feature = "k8s-openapi")]
     K8s(std::slice::Iter<'a, crate::k8s_openapi::K8sOwnerReference>),
+    /// Packed spans (see `compact/meta.rs`): apiVersion, kind, name, uid and flags per owner.
+    Packed {
+        text: &'a str,
+        owners: std::slice::ChunksExact<'a, crate::map_ref::Span>,
+    },
 }
 
 impl<'a> OwnerRefs<'a> {
@@ -165,6 +171,16 @@ impl<'a> OwnerRefs<'a> {
     pub fn new(refs: &'a [OwnerReference]) -> OwnerRefs<'a> {
         OwnerRefs {
             inner: OwnerRefsInner::Native(refs.iter()),
+        }
+    }
+
+    /// Iterates over packed owner spans, five per owner.
+    pub(crate) fn packed(text: &'a str, spans: &'a [crate::map_ref::Span]) -> OwnerRefs<'a> {
+        OwnerRefs {
+            inner: OwnerRefsInner::Packed {
+                text,
+                owners: spans.chunks_exact(crate::compact::OWNER_SPANS),
+            },
         }
     }
 
@@ -184,6 +200,9 @@ impl<'a> Iterator for OwnerRefs<'a> {
             OwnerRefsInner::Native(it) => it.next().map(OwnerRef::from),
             #[cfg(feature = "k8s-openapi")]
             OwnerRefsInner::K8s(it) => it.next().map(crate::k8s_openapi::owner_ref_view),
+            OwnerRefsInner::Packed { text, owners } => owners
+                .next()
+                .map(|spans| crate::compact::owner_view(text, spans)),
         }
     }
 
@@ -199,6 +218,9 @@ impl DoubleEndedIterator for OwnerRefs<'_> {
             OwnerRefsInner::Native(it) => it.next_back().map(OwnerRef::from),
             #[cfg(feature = "k8s-openapi")]
             OwnerRefsInner::K8s(it) => it.next_back().map(crate::k8s_openapi::owner_ref_view),
+            OwnerRefsInner::Packed { text, owners } => owners
+                .next_back()
+                .map(|spans| crate::compact::owner_view(text, spans)),
         }
     }
 }
@@ -209,6 +231,7 @@ impl ExactSizeIterator for OwnerRefs<'_> {
             OwnerRefsInner::Native(it) => it.len(),
             #[cfg(feature = "k8s-openapi")]
             OwnerRefsInner::K8s(it) => it.len(),
+            OwnerRefsInner::Packed { owners, .. } => owners.len(),
         }
     }
 }
@@ -280,11 +303,11 @@ impl Object for ObjectMeta {
     fn deletion_grace_period_seconds(&self) -> Option<i64> {
         self.deletion_grace_period_seconds
     }
-    fn labels(&self) -> &BTreeMap<String, String> {
-        &self.labels
+    fn labels(&self) -> MapRef<'_> {
+        MapRef::from(&self.labels)
     }
-    fn annotations(&self) -> &BTreeMap<String, String> {
-        &self.annotations
+    fn annotations(&self) -> MapRef<'_> {
+        MapRef::from(&self.annotations)
     }
     fn owner_references(&self) -> OwnerRefs<'_> {
         OwnerRefs::new(&self.owner_references)
@@ -353,11 +376,9 @@ impl ObjectMut for ObjectMeta {
 /// ```
 #[macro_export]
 macro_rules! impl_object {
-    ($ty:ty) => {
-        $crate::impl_object!($ty, metadata);
-    };
-    ($ty:ty, $field:ident) => {
-        impl $crate::Object for $ty {
+    // `impl_object!(@generic [K: Bound] Type<K>, field)`: a generic type.
+    (@generic [$($gen:tt)*] $ty:ty, $field:ident) => {
+        impl<$($gen)*> $crate::Object for $ty {
             fn name(&self) -> &str {
                 $crate::Object::name(&self.$field)
             }
@@ -385,10 +406,10 @@ macro_rules! impl_object {
             fn deletion_grace_period_seconds(&self) -> ::std::option::Option<i64> {
                 $crate::Object::deletion_grace_period_seconds(&self.$field)
             }
-            fn labels(&self) -> &::std::collections::BTreeMap<String, String> {
+            fn labels(&self) -> $crate::MapRef<'_> {
                 $crate::Object::labels(&self.$field)
             }
-            fn annotations(&self) -> &::std::collections::BTreeMap<String, String> {
+            fn annotations(&self) -> $crate::MapRef<'_> {
                 $crate::Object::annotations(&self.$field)
             }
             fn owner_references(&self) -> $crate::OwnerRefs<'_> {
@@ -399,7 +420,7 @@ macro_rules! impl_object {
             }
         }
 
-        impl $crate::ObjectMut for $ty {
+        impl<$($gen)*> $crate::ObjectMut for $ty {
             fn set_name(&mut self, name: String) {
                 $crate::ObjectMut::set_name(&mut self.$field, name)
             }
@@ -440,6 +461,12 @@ macro_rules! impl_object {
                 $crate::ObjectMut::clear_managed_fields(&mut self.$field)
             }
         }
+    };
+    ($ty:ty) => {
+        $crate::impl_object!(@generic [] $ty, metadata);
+    };
+    ($ty:ty, $field:ident) => {
+        $crate::impl_object!(@generic [] $ty, $field);
     };
 }
 
@@ -498,7 +525,7 @@ mod tests {
         m.finalizers_mut().push("f".into());
         m.set_resource_version("9".into());
         assert!(m.is_being_deleted());
-        assert_eq!(m.labels()["app"], "web");
+        assert_eq!(m.labels().get("app"), Some("web"));
         assert_eq!(m.finalizers(), ["f"]);
         assert_eq!(m.resource_version(), "9");
     }

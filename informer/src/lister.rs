@@ -69,7 +69,8 @@ impl<T: Object> Lister<T> {
         if selector.is_empty() {
             return self.indexer.list();
         }
-        self.indexer.list_matching(|o| selector.matches(o.labels()))
+        self.indexer
+            .list_matching(|o| selector.matches(&o.labels()))
     }
 
     /// The cluster-scoped object `name`.
@@ -113,7 +114,7 @@ impl<T: Object> NamespaceLister<T> {
             return self.lister.list(selector);
         }
         let indexer = &self.lister.indexer;
-        let matches = |o: &T| selector.is_empty() || selector.matches(o.labels());
+        let matches = |o: &T| selector.is_empty() || selector.matches(&o.labels());
         match indexer.by_index_matching(NAMESPACE_INDEX, &self.namespace, matches) {
             Ok(objects) => objects,
             Err(_) => {

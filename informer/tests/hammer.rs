@@ -112,7 +112,7 @@ fn check_indexes(store: &Indexer<Obj>) -> Result<(), String> {
     }
     for group in ["x", "y"] {
         for o in store.by_index("group", group).map_err(|e| e.to_string())? {
-            if o.labels().get("group").map(String::as_str) != Some(group) {
+            if o.labels().get("group") != Some(group) {
                 return Err(format!("{} in group index {group}", o.key()));
             }
         }

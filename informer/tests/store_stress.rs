@@ -43,11 +43,11 @@ fn check(store: &Indexer<Obj>, late_index: bool) -> Result<(), String> {
     }
     for group in ["x", "y"] {
         for o in store.by_index("group", group).map_err(|e| e.to_string())? {
-            if o.labels()["group"] != group {
+            if o.labels().get("group") != Some(group) {
                 return Err(format!(
                     "{} in {group} has group {}",
                     o.key(),
-                    o.labels()["group"]
+                    o.labels().get("group").unwrap_or_default()
                 ));
             }
         }
@@ -62,11 +62,11 @@ fn check(store: &Indexer<Obj>, late_index: bool) -> Result<(), String> {
                 .by_index("parity", parity)
                 .map_err(|e| e.to_string())?
             {
-                if o.labels()["parity"] != parity {
+                if o.labels().get("parity") != Some(parity) {
                     return Err(format!(
                         "{} in {parity} is {}",
                         o.key(),
-                        o.labels()["parity"]
+                        o.labels().get("parity").unwrap_or_default()
                     ));
                 }
             }

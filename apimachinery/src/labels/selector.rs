@@ -376,7 +376,7 @@ impl Selector {
 
     /// Whether the selector matches an object's labels.
     pub fn matches_object<O: crate::Object + ?Sized>(&self, object: &O) -> bool {
-        self.matches(object.labels())
+        self.matches(&object.labels())
     }
 
     /// If the first requirement on `key` demands one exact value (`=`, `==`, or `in` with

@@ -129,8 +129,8 @@ async fn config_map_verbs_over_tls_with_a_token() {
         )
         .await
         .unwrap();
-    assert_eq!(patched.labels()["s"], "3");
-    assert_eq!(patched.labels()["app"], "web");
+    assert_eq!(patched.labels().get("s"), Some("3"));
+    assert_eq!(patched.labels().get("app"), Some("web"));
     let applied = config_map("d", "web", &[("x", "1")]);
     let apply = PatchParams::apply("clientgo-tests");
     let d = api
