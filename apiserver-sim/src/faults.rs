@@ -3,7 +3,8 @@
 //! Nothing in kube-apiserver does this on purpose; the faults reproduce what clients meet in
 //! real clusters: API priority and fairness rejecting with 429 + `Retry-After`, 500/503/504
 //! from overloaded or restarting servers, slow responses, connections cut in the middle of
-//! a list body or a watch frame, corrupted watch frames, watches that go silent, and watch
+//! a list body or a watch frame, corrupted watch frames, watches that go silent, watches
+//! ended by an `ERROR` event (a watcher dropped as too old, an etcd error), and watch
 //! streams ending all at once (a server restart). Request faults are matched by verb and
 //! resource and consumed one request at a time; stream faults act on the watches open now.
 
@@ -63,6 +64,8 @@ pub enum InjectedError {
         /// Seconds in `Retry-After`.
         retry_after: u32,
     },
+    /// 410 Expired: the requested resourceVersion is too old (as after a compaction).
+    Expired,
     /// A list (or get) response whose body stops in the middle, then the connection drops.
     CutBody,
 }
@@ -81,6 +84,9 @@ impl InjectedError {
             InjectedError::GatewayTimeout { retry_after } => {
                 Some(errors::gateway_timeout(Some(retry_after)))
             }
+            InjectedError::Expired => Some(errors::expired(
+                "injected fault: the requested resourceVersion is too old",
+            )),
             InjectedError::CutBody => None,
         }
     }
@@ -97,6 +103,10 @@ pub enum WatchFault {
     MalformedFrame,
     /// Send nothing more (no events, no bookmarks) but keep the connection open.
     Stall,
+    /// Send one `ERROR` event with this error's status, then end the stream, as the server
+    /// does after any `ERROR` event. [`InjectedError::CutBody`] has no status: the stream
+    /// just ends.
+    Error(InjectedError),
 }
 
 #[derive(Debug)]
@@ -197,5 +207,59 @@ mod tests {
             .to_api_error()
             .unwrap();
         assert_eq!((e.code(), e.retry_after), (429, Some(3)));
+        let e = InjectedError::Expired.to_api_error().unwrap();
+        assert_eq!(e.code(), 410);
+        assert_eq!(
+            e.status.reason,
+            clientgo_apimachinery::StatusReason::Expired
+        );
+        assert!(InjectedError::CutBody.to_api_error().is_none());
+    }
+
+    /// Opens a watch of the default namespace's ConfigMaps from now, sends `fault` once the
+    /// stream listens, and returns every frame the stream sent before it ended.
+    async fn frames_after(fault: WatchFault) -> Vec<serde_json::Value> {
+        let sim = crate::ApiServerSim::start(crate::SimConfig::default())
+            .await
+            .unwrap();
+        let state = sim.state().clone();
+        let info = state.registry.get("", "v1", "configmaps").unwrap();
+        let opts = crate::verbs::list::ListOptions {
+            watch: true,
+            resource_version: Some(state.store.rev().to_string()),
+            ..Default::default()
+        };
+        let render: crate::verbs::watch::Render = std::sync::Arc::new(|j: &[u8]| j.to_vec());
+        let mut rx =
+            crate::verbs::watch::watch(state.clone(), info, "default".into(), opts, render)
+                .await
+                .unwrap();
+        let mut tries = 0;
+        while state.faults.watches(fault) == 0 {
+            tries += 1;
+            assert!(tries < 1_000, "the watch never subscribed to faults");
+            tokio::task::yield_now().await;
+        }
+        let mut frames = Vec::new();
+        while let Some(chunk) = rx.recv().await {
+            frames.push(serde_json::from_slice(&chunk.unwrap()).unwrap());
+        }
+        frames
+    }
+
+    #[tokio::test]
+    async fn error_events_end_the_watch() {
+        let frames = frames_after(WatchFault::Error(InjectedError::Expired)).await;
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(frames[0]["type"], "ERROR");
+        assert_eq!(frames[0]["object"]["code"], 410);
+        assert_eq!(frames[0]["object"]["reason"], "Expired");
+
+        let frames = frames_after(WatchFault::Error(InjectedError::InternalError)).await;
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(frames[0]["object"]["code"], 500);
+
+        let frames = frames_after(WatchFault::Error(InjectedError::CutBody)).await;
+        assert!(frames.is_empty(), "no status to send: {frames:?}");
     }
 }

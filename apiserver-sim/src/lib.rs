@@ -29,6 +29,7 @@ pub mod gc;
 pub mod http;
 pub mod manifests;
 pub mod patch;
+pub mod requests;
 pub mod resources;
 pub mod server;
 pub mod state;

@@ -22,6 +22,7 @@ use crate::config::SimConfig;
 use crate::errors::ApiError;
 use crate::faults::{Faults, WatchFault};
 use crate::http::handler;
+use crate::requests::Requests;
 use crate::resources::Registry;
 use crate::state::{SimState, State};
 use crate::store::Store;
@@ -83,6 +84,7 @@ impl ApiServerSim {
             store: Store::new(config.history_size, 0),
             registry: Registry::with_builtins(),
             faults: Faults::default(),
+            requests: Requests::default(),
             shutdown: shutdown_rx,
             gc_kick: Notify::new(),
             config,
@@ -160,6 +162,11 @@ impl ApiServerSim {
     /// The fault switches.
     pub fn faults(&self) -> &Faults {
         &self.state.faults
+    }
+
+    /// The log of API requests received (see [`crate::requests`]).
+    pub fn requests(&self) -> &Requests {
+        &self.state.requests
     }
 
     /// Ends every open watch cleanly; returns how many there were.

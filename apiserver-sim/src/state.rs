@@ -10,6 +10,7 @@ use tokio::sync::{Notify, watch};
 
 use crate::config::SimConfig;
 use crate::faults::Faults;
+use crate::requests::Requests;
 use crate::resources::Registry;
 use crate::store::Store;
 
@@ -24,6 +25,8 @@ pub struct SimState {
     pub registry: Registry,
     /// Injected faults.
     pub faults: Faults,
+    /// The log of API requests received.
+    pub requests: Requests,
     /// Flips to `true` when the server shuts down.
     pub shutdown: watch::Receiver<bool>,
     /// Wakes the garbage collector.

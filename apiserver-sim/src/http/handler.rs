@@ -4,8 +4,9 @@
 //! update.go, patch.go, delete.go, watch.go) for what a client observes: bearer-token
 //! authentication (401 Status), the verb chosen from method + path + `watch`, 404 for paths
 //! and resources not served, 405 for methods a path does not take, 415 for unknown patch
-//! types, 406 for a non-JSON `Accept`, 400 for bodies that are not JSON, 201 on create,
-//! Table output when asked for, and a chunked JSON stream for watches. Injected faults and
+//! types, 406 for an `Accept` header nothing can be served for, 400 for bodies that are not
+//! JSON, 201 on create, Table and `PartialObjectMetadata` output for get, list and watch when
+//! asked for, and a chunked JSON stream for watches. Injected faults and
 //! latency apply here, before the verb runs.
 
 use std::sync::Arc;
@@ -15,9 +16,10 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Value, json};
 
+use super::accept::{self, Output};
 use super::body::{self, Body};
 use super::route::{ResourcePath, Route, route};
-use super::{discovery, table};
+use super::{discovery, partial, table};
 use crate::errors::{self, ApiError, ApiResult};
 use crate::faults::InjectedError;
 use crate::patch;
@@ -35,7 +37,7 @@ struct Ctx {
     info: Arc<ResourceInfo>,
     path: ResourcePath,
     query: Vec<(String, String)>,
-    accept: String,
+    output: Output,
     content_type: String,
     body: Bytes,
 }
@@ -64,15 +66,13 @@ impl Ctx {
             .map(|(_, v)| v.as_str())
     }
 
-    fn table(&self) -> Option<table::IncludeObject> {
-        if !table::wants_table(&self.accept) {
-            return None;
-        }
-        Some(match self.param("includeObject") {
+    /// What the rows of a Table carry (`includeObject`).
+    fn include_object(&self) -> table::IncludeObject {
+        match self.param("includeObject") {
             Some("Object") => table::IncludeObject::Object,
             Some("None") => table::IncludeObject::None,
             _ => table::IncludeObject::Metadata,
-        })
+        }
     }
 
     fn reject_dry_run(&self) -> ApiResult<()> {
@@ -186,10 +186,7 @@ where
             .unwrap_or("")
             .to_owned()
     };
-    let accept = header(header::ACCEPT);
-    if !accept.is_empty() && !accept.contains("json") && !accept.contains("*/*") {
-        return Err(errors::not_acceptable());
-    }
+    let output = accept::negotiate(&header(header::ACCEPT))?;
     let content_type = header(header::CONTENT_TYPE);
     let is_watch = path.watch_prefix
         || query
@@ -208,6 +205,9 @@ where
         (Method::DELETE, false) => "deletecollection",
         _ => return Err(errors::method_not_allowed()),
     };
+    state
+        .requests
+        .record(verb, &path, &header(header::USER_AGENT));
     let fault = state.faults.take(verb, &info.plural);
     if let Some(e) = fault.and_then(InjectedError::to_api_error) {
         return Err(e);
@@ -229,7 +229,7 @@ where
         info,
         path,
         query,
-        accept,
+        output,
         content_type,
         body,
     };
@@ -254,15 +254,19 @@ where
     Ok(response)
 }
 
-fn object_response(ctx: &Ctx, code: StatusCode, obj: &StoredObject) -> Response<Body> {
-    match ctx.table() {
-        Some(include) => {
-            let version = table::table_version(&ctx.accept);
+fn object_response(ctx: &Ctx, code: StatusCode, obj: &StoredObject) -> ApiResult<Response<Body>> {
+    Ok(match ctx.output {
+        Output::Table(version) => {
+            let include = ctx.include_object();
             let t = table::table(&[obj.json()], &obj.rv().to_string(), include, version, true);
             body::json(code, t)
         }
-        None => body::json(code, Bytes::copy_from_slice(obj.json())),
-    }
+        Output::PartialObjectMetadata(version) => {
+            body::json(code, partial::object(obj.json(), version))
+        }
+        Output::PartialObjectMetadataList(_) => return Err(partial::not_a_list()),
+        Output::Object => body::json(code, Bytes::copy_from_slice(obj.json())),
+    })
 }
 
 fn get(ctx: &Ctx) -> ApiResult<Response<Body>> {
@@ -272,7 +276,7 @@ fn get(ctx: &Ctx) -> ApiResult<Response<Body>> {
         .store
         .get(&ctx.info.keyspace(), &key)
         .ok_or_else(|| errors::not_found(&ctx.info.group, &ctx.info.plural, ctx.name()))?;
-    Ok(object_response(ctx, StatusCode::OK, &obj))
+    object_response(ctx, StatusCode::OK, &obj)
 }
 
 fn list_json(info: &ResourceInfo, items: &[Arc<StoredObject>], meta: &Value) -> Vec<u8> {
@@ -299,16 +303,15 @@ async fn list_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     let opts = ListOptions::parse(&ctx.info, &ctx.query, false, ctx.state.config.watch_list)?;
     let result = list::list(&ctx.state, &ctx.info, ctx.namespace(), &opts).await?;
     let rv = result.page.rv.to_string();
-    if let Some(include) = ctx.table() {
+    if matches!(ctx.output, Output::PartialObjectMetadata(_)) {
+        return Err(partial::is_a_list());
+    }
+    if let Output::Table(version) = ctx.output {
+        let include = ctx.include_object();
         let objs: Vec<&[u8]> = result.page.items.iter().map(|o| o.json()).collect();
-        let mut t: Value = serde_json::from_slice(&table::table(
-            &objs,
-            &rv,
-            include,
-            table::table_version(&ctx.accept),
-            true,
-        ))
-        .unwrap_or(Value::Null);
+        let mut t: Value =
+            serde_json::from_slice(&table::table(&objs, &rv, include, version, true))
+                .unwrap_or(Value::Null);
         if let Some(c) = &result.continue_token {
             t["metadata"]["continue"] = json!(c);
         }
@@ -324,10 +327,13 @@ async fn list_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
             meta["remainingItemCount"] = json!(n);
         }
     }
-    Ok(body::json(
-        StatusCode::OK,
-        list_json(&ctx.info, &result.page.items, &meta),
-    ))
+    let list = match ctx.output {
+        Output::PartialObjectMetadataList(version) => {
+            partial::list(result.page.items.iter().map(|o| o.json()), &meta, version)
+        }
+        _ => list_json(&ctx.info, &result.page.items, &meta),
+    };
+    Ok(body::json(StatusCode::OK, list))
 }
 
 async fn watch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
@@ -342,9 +348,9 @@ async fn watch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
                 value: name.clone(),
             });
     }
-    let render: watch::Render = match ctx.table() {
-        Some(include) => {
-            let version = table::table_version(&ctx.accept);
+    let render: watch::Render = match ctx.output {
+        Output::Table(version) => {
+            let include = ctx.include_object();
             let first = std::sync::atomic::AtomicBool::new(true);
             Arc::new(move |json: &[u8]| {
                 let columns = first.swap(false, std::sync::atomic::Ordering::Relaxed);
@@ -355,16 +361,25 @@ async fn watch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
                 table::table(&[json], &rv, include, version, columns)
             })
         }
-        None => Arc::new(|json: &[u8]| json.to_vec()),
+        Output::PartialObjectMetadata(version) => {
+            Arc::new(move |json: &[u8]| partial::object(json, version))
+        }
+        Output::PartialObjectMetadataList(_) => return Err(partial::not_a_list()),
+        Output::Object => Arc::new(|json: &[u8]| json.to_vec()),
     };
-    let frames = watch::watch(
+    // Bookmarks are objects too: reduced like the others (the real server transforms every
+    // event's object); a Table is left to the rows of real objects.
+    let render_bookmarks = matches!(ctx.output, Output::PartialObjectMetadata(_));
+    let (state, info, namespace) = (
         ctx.state.clone(),
         ctx.info.clone(),
         ctx.namespace().to_owned(),
-        opts,
-        render,
-    )
-    .await?;
+    );
+    let frames = if render_bookmarks {
+        watch::watch_rendering_bookmarks(state, info, namespace, opts, render).await?
+    } else {
+        watch::watch(state, info, namespace, opts, render).await?
+    };
     Ok(body::stream(frames))
 }
 

@@ -1,11 +1,14 @@
-//! The HTTP side: routing, handlers, bodies, discovery and Table output.
+//! The HTTP side: routing, handlers, bodies, discovery, output negotiation, and Table and
+//! `PartialObjectMetadata` output.
 //!
 //! Together these play the role of kube-apiserver's `endpoints` package and its handler
 //! chain; the listener itself is in [`crate::server`].
 
+pub mod accept;
 pub mod admin;
 pub mod body;
 pub mod discovery;
 pub mod handler;
+pub mod partial;
 pub mod route;
 pub mod table;

@@ -1,4 +1,5 @@
-//! Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), as kubectl asks.
+//! Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), as kubectl asks;
+//! the header is read by [`super::accept`].
 //!
 //! Mirrors the default table convertor of the generic registry
 //! (`registry/rest/table.go`): columns `Name` and `Age` (kubectl's CRD printing adds
@@ -11,28 +12,6 @@ use std::time::Duration;
 
 use clientgo_apimachinery::Time;
 use serde_json::{Value, json};
-
-/// Whether an `Accept` header asks for a meta.k8s.io Table.
-pub fn wants_table(accept: &str) -> bool {
-    accept.split(',').any(|part| {
-        let params: Vec<&str> = part.split(';').map(str::trim).collect();
-        params.contains(&"as=Table") && params.contains(&"g=meta.k8s.io")
-    })
-}
-
-/// The Table version asked for (`v1` unless only `v1beta1` is accepted).
-pub fn table_version(accept: &str) -> &'static str {
-    if accept.contains("as=Table;v=v1;")
-        || accept.contains("as=Table;v=v1,")
-        || accept.ends_with("as=Table;v=v1")
-    {
-        "v1"
-    } else if accept.contains("v=v1beta1") {
-        "v1beta1"
-    } else {
-        "v1"
-    }
-}
 
 /// `includeObject`: `None`, `Metadata` (default) or `Object`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -91,11 +70,7 @@ fn row(obj: &Value, include: IncludeObject, version: &str) -> Value {
         .map_or_else(|| "<unknown>".to_owned(), human_duration);
     let object = match include {
         IncludeObject::None => Value::Null,
-        IncludeObject::Metadata => json!({
-            "kind": "PartialObjectMetadata",
-            "apiVersion": format!("meta.k8s.io/{version}"),
-            "metadata": obj["metadata"],
-        }),
+        IncludeObject::Metadata => super::partial::reduce(&obj["metadata"], version),
         IncludeObject::Object => obj.clone(),
     };
     let mut r = json!({"cells": [name, age]});
@@ -144,10 +119,6 @@ mod tests {
 
     #[test]
     fn tables() {
-        assert!(wants_table(
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
-        ));
-        assert!(!wants_table("application/json"));
         assert_eq!(human_duration(Duration::from_secs(5)), "5s");
         assert_eq!(human_duration(Duration::from_secs(150)), "2m30s");
         assert_eq!(human_duration(Duration::from_secs(3 * 86_400)), "3d");

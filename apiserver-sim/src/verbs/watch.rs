@@ -34,7 +34,8 @@ use crate::state::State;
 use crate::store::{Event, EventType, ListRequest, StoreError, StoredObject};
 use crate::verbs::list::{ListOptions, RvMatch, wait_for_rv};
 
-/// Turns an object's JSON into the bytes embedded in a frame (identity, or a Table row).
+/// Turns an object's JSON into the bytes embedded in a frame (identity, a Table row, or a
+/// `PartialObjectMetadata`).
 pub type Render = Arc<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>;
 
 /// The body chunks of a watch response.
@@ -50,13 +51,14 @@ fn frame(kind: &str, object: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
-fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
+/// A bookmark's object: the watched kind carrying only a resourceVersion.
+fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Vec<u8> {
     let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
     if initial_end {
         meta["annotations"] = json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
     }
     let obj = json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta});
-    frame("BOOKMARK", &serde_json::to_vec(&obj).unwrap_or_default())
+    serde_json::to_vec(&obj).unwrap_or_default()
 }
 
 /// The ERROR frame for a status.
@@ -73,6 +75,8 @@ struct Watcher {
     namespace: String,
     opts: ListOptions,
     render: Render,
+    /// Whether bookmarks go through `render` too (they are sent as the watched kind if not).
+    render_bookmarks: bool,
     tx: mpsc::Sender<Result<Bytes, io::Error>>,
 }
 
@@ -84,13 +88,37 @@ enum Start {
     After(u64),
 }
 
-/// Validates the request and starts the watch task; returns the frames to stream.
+/// Validates the request and starts the watch task; returns the frames to stream. Objects
+/// are written through `render`; bookmarks carry the watched kind.
 pub async fn watch(
     state: State,
     info: Arc<ResourceInfo>,
     namespace: String,
     opts: ListOptions,
     render: Render,
+) -> ApiResult<Frames> {
+    start(state, info, namespace, opts, render, false).await
+}
+
+/// [`watch`], with bookmarks written through `render` as well: a conversion the client asked
+/// for (`PartialObjectMetadata`) applies to every event's object, as on the real server.
+pub async fn watch_rendering_bookmarks(
+    state: State,
+    info: Arc<ResourceInfo>,
+    namespace: String,
+    opts: ListOptions,
+    render: Render,
+) -> ApiResult<Frames> {
+    start(state, info, namespace, opts, render, true).await
+}
+
+async fn start(
+    state: State,
+    info: Arc<ResourceInfo>,
+    namespace: String,
+    opts: ListOptions,
+    render: Render,
+    render_bookmarks: bool,
 ) -> ApiResult<Frames> {
     let rv = match opts.resource_version.as_deref() {
         None => None,
@@ -121,6 +149,7 @@ pub async fn watch(
         namespace,
         opts,
         render,
+        render_bookmarks,
         tx,
     };
     tokio::spawn(async move {
@@ -145,6 +174,15 @@ impl Watcher {
 
     fn object_frame(&self, kind: &str, obj: &StoredObject) -> Bytes {
         frame(kind, &(self.render)(obj.json()))
+    }
+
+    fn bookmark_frame(&self, rv: u64, initial_end: bool) -> Bytes {
+        let object = bookmark(&self.info, rv, initial_end);
+        if self.render_bookmarks {
+            frame("BOOKMARK", &(self.render)(&object))
+        } else {
+            frame("BOOKMARK", &object)
+        }
     }
 
     /// The frame an event becomes for this watcher, if any.
@@ -222,7 +260,7 @@ impl Watcher {
                     self.send(self.object_frame("ADDED", obj)).await?;
                 }
                 if end_bookmark {
-                    self.send(bookmark(&self.info, page.rv, true)).await?;
+                    self.send(self.bookmark_frame(page.rv, true)).await?;
                 }
                 page.rv
             }
@@ -256,7 +294,7 @@ impl Watcher {
                     }
                 }
                 () = tokio::time::sleep_until(next_bookmark), if self.opts.allow_bookmarks && !stalled => {
-                    self.send(bookmark(&self.info, pos, false)).await?;
+                    self.send(self.bookmark_frame(pos, false)).await?;
                     next_bookmark = self.next_bookmark(Instant::now(), deadline);
                 }
                 () = tokio::time::sleep_until(deadline) => return Ok(()),
@@ -271,6 +309,12 @@ impl Watcher {
                         self.send(Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{this is not json}\n")).await?;
                     }
                     Ok(WatchFault::Stall) => stalled = true,
+                    Ok(WatchFault::Error(e)) => {
+                        return match e.to_api_error() {
+                            Some(e) => self.send(error_frame(&e)).await,
+                            None => Ok(()),
+                        };
+                    }
                     Err(_) => {}
                 },
                 () = self.tx.closed() => return Ok(()),

@@ -9,6 +9,7 @@ mod gc;
 mod kubectl;
 mod list;
 mod manifests;
+mod partial;
 mod patch;
 mod scale;
 mod tls_auth;
