@@ -13,7 +13,7 @@
 //! | [`client`] | [`RestClient`]: one transport, one throttle, per-client settings | `rest.RESTClient` |
 //! | [`request`] | [`Request`]: verb, namespace, resource, name, subresource, params, body | `rest.Request` |
 //! | `execute` | sending: throttle, retries, time limit, metrics, warnings | `Request.Do`/`Stream`/`Watch` |
-//! | [`resource_client`] | [`ResourceClient`]: get, list, create, update, patch, delete, watch | typed and dynamic clients |
+//! | [`resource_client`] | [`ResourceClient`]: get, list, create, update, patch, delete, watch; [`MetadataClient`] for metadata only | typed, dynamic and metadata clients |
 //! | [`error`], [`api_error`] | [`Error`], [`ApiError`] and its `is_not_found`-style predicates | `errors.StatusError` |
 //! | [`retry`] | when a request is sent again | `rest/with_retry.go` |
 //! | [`warnings`] | `Warning` headers and their [`WarningHandler`] | `rest/warnings.go` |
@@ -101,6 +101,9 @@ pub use request::{
     DeleteParams, GetParams, ListParams, PatchParams, PatchType, PostParams, Preconditions,
     PropagationPolicy, Request, WatchParams,
 };
-pub use resource_client::{Deleted, DynamicClient, ResourceClient};
+pub use resource_client::{
+    Deleted, DynamicClient, MetadataClient, PARTIAL_OBJECT_METADATA_ACCEPT,
+    PARTIAL_OBJECT_METADATA_LIST_ACCEPT, ResourceClient,
+};
 pub use restmapper::{MappingError, RestMapper, StaticRestMapper};
 pub use warnings::{LogWarningsOnce, NoWarnings, Warning, WarningHandler};

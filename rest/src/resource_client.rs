@@ -10,6 +10,17 @@
 //! create, or a get, update or delete by name, is then refused), those for a cluster-scoped
 //! resource never do.
 //!
+//! A [`MetadataClient`] (`ResourceClient<PartialObjectMetadata>`, client-go's `metadata`
+//! client) reads any resource as its metadata only: get and watch ask for
+//! `Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json`,
+//! list for `...;as=PartialObjectMetadataList;...`, and the server answers objects reduced to
+//! `meta.k8s.io/v1` `PartialObjectMetadata` (a server that cannot, and falls back to the plain
+//! JSON the header also accepts, answers whole objects, which decode to their metadata too).
+//! client-go asks for protobuf first; this client speaks JSON only. Creating or replacing an
+//! object from its metadata alone would wipe the rest of it, so a metadata client refuses
+//! `create`, `update` and `update_status` (client-go's metadata client has no such verbs);
+//! patches and deletes work and answer partial objects.
+//!
 //! Differences from client-go: `update` takes the name explicitly (so any serializable `T`
 //! works, not only types with metadata); `delete` and `delete_collection` return what the
 //! server returned ([`Deleted`]: the object or list when deletion is graceful or blocked by
@@ -18,9 +29,11 @@
 use std::marker::PhantomData;
 
 use clientgo_apimachinery::{
-    ApiResource, DynamicObject, GroupVersionResource, ObjectList, Resource, Status,
+    ApiResource, DynamicObject, GroupVersionResource, ObjectList, PartialObjectMetadata, Resource,
+    Status,
 };
 use http::Method;
+use http::header::ACCEPT;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -40,11 +53,26 @@ pub struct ResourceClient<T> {
     plural: String,
     /// `None` for a cluster-scoped resource; `Some("")` for all namespaces.
     namespace: Option<String>,
+    /// Objects reduced to their metadata by the server (a [`MetadataClient`]).
+    metadata_only: bool,
     _type: PhantomData<fn() -> T>,
 }
 
 /// A client of dynamic objects.
 pub type DynamicClient = ResourceClient<DynamicObject>;
+
+/// A client of any resource's objects reduced to their metadata (client-go's `metadata`
+/// client); see the module documentation.
+pub type MetadataClient = ResourceClient<PartialObjectMetadata>;
+
+/// The `Accept` header of a metadata get, watch or patch: partial objects, or plain JSON from
+/// a server that cannot reduce them (client-go's, without its protobuf alternative).
+pub const PARTIAL_OBJECT_METADATA_ACCEPT: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/// The `Accept` header of a metadata list or collection delete.
+pub const PARTIAL_OBJECT_METADATA_LIST_ACCEPT: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 impl<T> Clone for ResourceClient<T> {
     fn clone(&self) -> Self {
@@ -54,6 +82,7 @@ impl<T> Clone for ResourceClient<T> {
             version: self.version.clone(),
             plural: self.plural.clone(),
             namespace: self.namespace.clone(),
+            metadata_only: self.metadata_only,
             _type: PhantomData,
         }
     }
@@ -66,6 +95,7 @@ impl<T> std::fmt::Debug for ResourceClient<T> {
             .field("version", &self.version)
             .field("plural", &self.plural)
             .field("namespace", &self.namespace)
+            .field("metadata_only", &self.metadata_only)
             .finish_non_exhaustive()
     }
 }
@@ -141,6 +171,34 @@ impl ResourceClient<DynamicObject> {
     }
 }
 
+impl ResourceClient<PartialObjectMetadata> {
+    /// The objects of `resource` reduced to their metadata, in `namespace` (`None`: all
+    /// namespaces; ignored for cluster-scoped resources).
+    pub fn metadata(client: &RestClient, resource: &ApiResource, namespace: Option<&str>) -> Self {
+        Self::metadata_for(client, &resource.gvr(), resource.namespaced, namespace)
+    }
+
+    /// The objects of `gvr` reduced to their metadata, namespaced or not, in `namespace`
+    /// (`None`: all namespaces; ignored for cluster-scoped resources).
+    pub fn metadata_for(
+        client: &RestClient,
+        gvr: &GroupVersionResource,
+        namespaced: bool,
+        namespace: Option<&str>,
+    ) -> Self {
+        let mut this = Self::with_scope(
+            client,
+            &gvr.group,
+            &gvr.version,
+            &gvr.resource,
+            namespaced,
+            namespace,
+        );
+        this.metadata_only = true;
+        this
+    }
+}
+
 impl<T> ResourceClient<T> {
     fn with_scope(
         client: &RestClient,
@@ -156,8 +214,33 @@ impl<T> ResourceClient<T> {
             version: version.to_owned(),
             plural: plural.to_owned(),
             namespace: namespaced.then(|| namespace.unwrap_or("").to_owned()),
+            metadata_only: false,
             _type: PhantomData,
         }
+    }
+
+    /// Whether the server is asked for objects reduced to their metadata.
+    pub fn is_metadata_only(&self) -> bool {
+        self.metadata_only
+    }
+
+    /// Asks for partial objects (`list`: a partial list) when this is a metadata client.
+    fn accept(&self, request: Request, list: bool) -> Request {
+        match (self.metadata_only, list) {
+            (false, _) => request,
+            (true, false) => request.header(ACCEPT.as_str(), PARTIAL_OBJECT_METADATA_ACCEPT),
+            (true, true) => request.header(ACCEPT.as_str(), PARTIAL_OBJECT_METADATA_LIST_ACCEPT),
+        }
+    }
+
+    /// Refuses a write of a whole object through a metadata client.
+    fn writes_whole_objects(&self, verb: &str) -> Result<(), Error> {
+        if self.metadata_only {
+            return Err(Error::InvalidRequest(format!(
+                "a metadata client cannot {verb} objects: it holds only their metadata (patch them instead)"
+            )));
+        }
+        Ok(())
     }
 
     /// The client underneath.
@@ -189,7 +272,7 @@ impl<T> ResourceClient<T> {
         T: DeserializeOwned,
     {
         let request = params.apply(self.request(Method::GET).name(name));
-        request.send().await?.json()
+        self.accept(request, false).send().await?.json()
     }
 
     /// Lists the objects.
@@ -197,7 +280,8 @@ impl<T> ResourceClient<T> {
     where
         T: DeserializeOwned,
     {
-        params.apply(self.request(Method::GET)).send().await?.json()
+        let request = params.apply(self.request(Method::GET));
+        self.accept(request, true).send().await?.json()
     }
 
     /// Creates `object`.
@@ -205,6 +289,7 @@ impl<T> ResourceClient<T> {
     where
         T: Serialize + DeserializeOwned,
     {
+        self.writes_whole_objects("create")?;
         let request = params.apply(self.request(Method::POST)).json(object);
         request.send().await?.json()
     }
@@ -215,6 +300,7 @@ impl<T> ResourceClient<T> {
     where
         T: Serialize + DeserializeOwned,
     {
+        self.writes_whole_objects("update")?;
         let request = params
             .apply(self.request(Method::PUT).name(name))
             .json(object);
@@ -231,6 +317,7 @@ impl<T> ResourceClient<T> {
     where
         T: Serialize + DeserializeOwned,
     {
+        self.writes_whole_objects("update the status of")?;
         let request = self.request(Method::PUT).name(name).subresource("status");
         params.apply(request).json(object).send().await?.json()
     }
@@ -292,7 +379,7 @@ impl<T> ResourceClient<T> {
         if let Some(subresource) = subresource {
             request = request.subresource(subresource);
         }
-        Ok(params.apply_to(request).json(patch))
+        Ok(self.accept(params.apply_to(request), false).json(patch))
     }
 
     /// Deletes the object `name`.
@@ -300,10 +387,8 @@ impl<T> ResourceClient<T> {
     where
         T: DeserializeOwned,
     {
-        let response = params
-            .apply(self.request(Method::DELETE).name(name))
-            .send()
-            .await?;
+        let request = params.apply(self.request(Method::DELETE).name(name));
+        let response = self.accept(request, false).send().await?;
         deleted(&response)
     }
 
@@ -317,12 +402,13 @@ impl<T> ResourceClient<T> {
         T: DeserializeOwned,
     {
         let request = params.apply(list.apply(self.request(Method::DELETE)));
-        deleted(&request.send().await?)
+        deleted(&self.accept(request, true).send().await?)
     }
 
     /// Opens a watch; decode the body with `clientgo_watch::Watch::<T>::new`.
     pub async fn watch(&self, params: &WatchParams) -> Result<Body, Error> {
-        params.apply(self.request(Method::GET)).watch().await
+        let request = params.apply(self.request(Method::GET));
+        self.accept(request, false).watch().await
     }
 }
 
