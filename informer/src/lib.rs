@@ -18,6 +18,7 @@ mod fifo;
 mod handler;
 mod keys;
 mod lister;
+mod metrics;
 mod processor;
 mod shared_informer;
 mod store;
@@ -46,9 +47,11 @@ pub use keys::{
     meta_namespace_key_func, split_meta_namespace_key,
 };
 pub use lister::{Lister, NamespaceLister};
+pub use metrics::{InformerMetrics, ObjectSizeFn, approx_json_size};
 pub use processor::Registration;
 pub use shared_informer::{
-    InformerError, MINIMUM_RESYNC_PERIOD, QueueKind, SharedIndexInformer, SharedInformerOptions,
+    HandlerOptions, InformerError, MINIMUM_RESYNC_PERIOD, QueueKind, SharedIndexInformer,
+    SharedInformerOptions,
 };
 pub use store::{
     IndexError, IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX,

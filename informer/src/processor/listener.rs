@@ -93,6 +93,8 @@ pub(crate) struct Listener<T> {
     pub(crate) processor_id: u64,
     /// The informer's name, for messages.
     pub(crate) owner: Arc<str>,
+    /// The handler's name (in metrics): given at registration, or its index.
+    pub(crate) name: Arc<str>,
     tx: mpsc::UnboundedSender<Notification<T>>,
     /// Taken by the task when it starts.
     rx: Mutex<Option<mpsc::UnboundedReceiver<Notification<T>>>>,
@@ -194,6 +196,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
     pub(crate) fn new(
         processor_id: u64,
         owner: Arc<str>,
+        name: Arc<str>,
         handler: Box<dyn ResourceEventHandler<T>>,
         requested: Duration,
         period: Duration,
@@ -204,6 +207,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
             id: next_id(),
             processor_id,
             owner,
+            name,
             tx,
             rx: Mutex::new(Some(rx)),
             core: Arc::new(Core {
@@ -270,6 +274,11 @@ impl<T: Send + Sync + 'static> Listener<T> {
         }
     }
 
+    /// Notifications queued and not yet handled.
+    pub(crate) fn pending(&self) -> usize {
+        self.core.pending.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn upstream_synced(&self) -> bool {
         self.core.upstream.is_set()
     }
@@ -323,9 +332,17 @@ impl<T: Send + Sync + 'static> Registration<T> {
         self.listener.wait_synced().await
     }
 
-    /// How many notifications wait in this handler's buffer: how far it lags.
+    /// How many notifications wait in this handler's buffer: how far it lags (also
+    /// `informer_handler_buffer_length` with metrics on).
     pub fn pending(&self) -> usize {
-        self.listener.core.pending.load(Ordering::Relaxed)
+        self.listener.pending()
+    }
+
+    /// The handler's name, as it appears in metrics: the one given in
+    /// [`HandlerOptions::name`](crate::HandlerOptions::name), or its registration index on the
+    /// informer (`"0"` for the first handler added, ...).
+    pub fn name(&self) -> &str {
+        &self.listener.name
     }
 
     /// The resync period in effect for this handler (zero: no resync).
@@ -351,6 +368,7 @@ impl<T> fmt::Debug for Registration<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registration")
             .field("id", &self.listener.id)
+            .field("name", &self.listener.name)
             .field(
                 "pending",
                 &self.listener.core.pending.load(Ordering::Relaxed),

@@ -23,6 +23,7 @@
 mod listener;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
@@ -40,6 +41,8 @@ pub(crate) struct SharedProcessor<T> {
     /// The informer's name, for messages.
     owner: Arc<str>,
     listeners: RwLock<Vec<Arc<Listener<T>>>>,
+    /// How many listeners were ever added: the next one's index, its default name.
+    added: AtomicUsize,
     run: Mutex<RunState>,
 }
 
@@ -79,21 +82,27 @@ impl<T: Send + Sync + 'static> SharedProcessor<T> {
             id: listener::next_id(),
             owner: Arc::from(owner),
             listeners: RwLock::new(Vec::new()),
+            added: AtomicUsize::new(0),
             run: Mutex::new(RunState::default()),
         }
     }
 
-    /// Creates and registers a listener for `handler`; starts it if the processor runs.
+    /// Creates and registers a listener for `handler`, named `name` or else by its index
+    /// among the listeners ever added; starts it if the processor runs.
     pub(crate) fn add_listener(
         &self,
         handler: Box<dyn ResourceEventHandler<T>>,
+        name: Option<String>,
         requested: Duration,
         period: Duration,
         upstream: Arc<SyncedFlag>,
     ) -> Registration<T> {
+        let index = self.added.fetch_add(1, Ordering::Relaxed);
+        let name = name.unwrap_or_else(|| index.to_string());
         let listener = Listener::new(
             self.id,
             self.owner.clone(),
+            Arc::from(name),
             handler,
             requested,
             period,
@@ -131,12 +140,20 @@ impl<T: Send + Sync + 'static> SharedProcessor<T> {
         self.listeners.read().len()
     }
 
+    /// Calls `f(name, pending)` for each listener: its name and how many notifications wait
+    /// in its buffer.
+    pub(crate) fn buffer_lengths(&self, mut f: impl FnMut(&str, usize)) {
+        for listener in self.listeners.read().iter() {
+            f(&listener.name, listener.pending());
+        }
+    }
+
     /// Hands `notification` to every listener, or only to the due ones when `is_sync`.
     pub(crate) fn distribute(&self, notification: Notification<T>, is_sync: bool) {
         let listeners = self.listeners.read();
         let mut targets = listeners
             .iter()
-            .filter(|l| !is_sync || l.syncing.load(std::sync::atomic::Ordering::Relaxed))
+            .filter(|l| !is_sync || l.syncing.load(Ordering::Relaxed))
             .peekable();
         while let Some(listener) = targets.next() {
             if targets.peek().is_some() {

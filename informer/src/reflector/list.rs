@@ -13,6 +13,7 @@ use std::any::type_name;
 
 use clientgo_apimachinery::{Object, ObjectList};
 use serde::de::DeserializeOwned;
+use tokio::time::Instant;
 
 use super::status::ReflectorOperation;
 use super::{Reflector, non_empty};
@@ -41,6 +42,14 @@ where
         DEFAULT_PAGE_SIZE
     }
 
+    /// Counts a LIST about to be sent; returns when it starts.
+    fn list_started(&self) -> Instant {
+        if let Some(metrics) = &self.metrics {
+            metrics.list_started();
+        }
+        Instant::now()
+    }
+
     /// Lists the collection and replaces the store with it.
     pub(super) async fn list(&self) -> Result<(), ListWatchError> {
         let rv = self.relist_resource_version();
@@ -49,6 +58,7 @@ where
             resource_version: non_empty(rv.clone()),
             ..ListOptions::default()
         };
+        let mut start = self.list_started();
         let mut result = pager.list(&self.lister_watcher, options).await;
         if let Err(error) = &result {
             if error.is_expired() || error.is_too_large_resource_version() {
@@ -66,6 +76,7 @@ where
                     resource_version: non_empty(self.relist_resource_version()),
                     ..ListOptions::default()
                 };
+                start = self.list_started();
                 result = pager.list(&self.lister_watcher, retry).await;
             }
         }
@@ -95,6 +106,9 @@ where
             reflector = %self.name, items = items.len(),
             resource_version = %metadata.resource_version, paginated = paged.paginated, "listed"
         );
+        if let Some(metrics) = &self.metrics {
+            metrics.listed(start.elapsed(), items.len());
+        }
         self.store.replace(items, metadata.resource_version.clone());
         self.set_last_sync_resource_version(&metadata.resource_version);
         self.failure.clear();

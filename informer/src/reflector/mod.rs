@@ -57,6 +57,9 @@
 //!   client-go's stream watcher treats EOF-like and timeout errors; the very-short-watch rule
 //!   still turns an instant failure into a backoff and relist.
 //! * The clock is tokio's, so tests drive time with its paused clock rather than a fake clock.
+//! * With [`ReflectorOptions::metrics`], lists, watches, relists (with their reason) and
+//!   streaming-list fallbacks are counted under client-go's historical `reflector_*` names
+//!   (see [`InformerMetrics`](crate::InformerMetrics)).
 
 mod backoff;
 mod list;
@@ -81,6 +84,7 @@ pub use backoff::BackoffConfig;
 pub use status::{FailureKind, ReflectorFailure, ReflectorOperation};
 
 use crate::listwatch::{ListWatchError, ListerWatcher};
+use crate::metrics::{InformerMetrics, ReflectorMetrics};
 use crate::reflector_store::ReflectorStore;
 use backoff::{BackoffState, SplitMix64};
 use status::FailureRecord;
@@ -133,6 +137,9 @@ pub struct ReflectorOptions {
     /// relist, counted from the first of a series (client-go's
     /// `MaxInternalErrorRetryDuration`). Zero (the default, as informers use it) turns it off.
     pub max_internal_error_retry_duration: Duration,
+    /// Where to count lists, watches and relists, labelled with the reflector's name; `None`
+    /// for no metrics, at no cost.
+    pub metrics: Option<InformerMetrics>,
 }
 
 impl Default for ReflectorOptions {
@@ -147,6 +154,7 @@ impl Default for ReflectorOptions {
             backoff: BackoffConfig::default(),
             should_resync: None,
             max_internal_error_retry_duration: Duration::ZERO,
+            metrics: None,
         }
     }
 }
@@ -166,6 +174,7 @@ impl fmt::Debug for ReflectorOptions {
                 "max_internal_error_retry_duration",
                 &self.max_internal_error_retry_duration,
             )
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }
@@ -264,6 +273,7 @@ pub struct Reflector<T, L> {
     rng: Mutex<SplitMix64>,
     error_handler: RwLock<Option<ErrorHandler>>,
     failure: FailureRecord,
+    metrics: Option<ReflectorMetrics>,
     _objects: PhantomData<fn() -> T>,
 }
 
@@ -300,6 +310,7 @@ where
         } else {
             options.name
         };
+        let metrics = options.metrics.as_ref().map(|m| m.reflector(&name));
         Reflector {
             lister_watcher,
             store,
@@ -320,6 +331,7 @@ where
             rng: Mutex::new(SplitMix64::from_entropy()),
             error_handler: RwLock::new(None),
             failure: FailureRecord::default(),
+            metrics,
             _objects: PhantomData,
         }
     }
@@ -458,9 +470,14 @@ where
     }
 
     fn set_last_sync_resource_version(&self, rv: &str) {
-        let mut sync = self.sync.lock();
-        sync.last_sync_rv.clear();
-        sync.last_sync_rv.push_str(rv);
+        {
+            let mut sync = self.sync.lock();
+            sync.last_sync_rv.clear();
+            sync.last_sync_rv.push_str(rv);
+        }
+        if let Some(metrics) = &self.metrics {
+            metrics.synced_to(rv);
+        }
     }
 
     fn set_resource_version_unavailable(&self, unavailable: bool) {

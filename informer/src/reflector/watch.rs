@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::status::{FailureKind, ReflectorOperation};
 use super::{Reflector, VERY_SHORT_WATCH, non_empty};
 use crate::listwatch::{ListWatchError, ListerWatcher, WatchOptions};
+use crate::metrics::RelistReason;
 
 /// How one watch stream ended.
 #[derive(Debug)]
@@ -147,6 +148,9 @@ where
                         allow_watch_bookmarks: true,
                         ..WatchOptions::default()
                     };
+                    if let Some(metrics) = &self.metrics {
+                        metrics.watch_started();
+                    }
                     let opened = tokio::select! {
                         biased;
                         _ = cancel.cancelled() => return Ok(()),
@@ -165,14 +169,24 @@ where
                                 }
                                 continue;
                             }
+                            self.count_relist(if error.is_expired() {
+                                RelistReason::Expired
+                            } else {
+                                RelistReason::WatchError
+                            });
                             return Err(error);
                         }
                     }
                 }
             };
+            let mut events = 0;
             let end = self
-                .handle_watch(start, &mut watch, hold_back, cancel)
+                .handle_watch(start, &mut watch, hold_back, &mut events, cancel)
                 .await;
+            if let Some(metrics) = &self.metrics {
+                let short = matches!(end, WatchEnd::VeryShort);
+                metrics.watch_ended(start.elapsed(), events, short);
+            }
             // Never reused across iterations: dropping it closes the stream.
             drop(watch);
             retry.after(end.is_internal_error());
@@ -189,6 +203,7 @@ where
                         reflector = %self.name, r#type = type_name::<T>(),
                         "watch closed within a second without any event, relisting after a backoff"
                     );
+                    self.count_relist(RelistReason::ShortWatch);
                     return Ok(());
                 }
                 WatchEnd::Undecodable(error) => {
@@ -202,6 +217,7 @@ where
                         continue;
                     }
                     tracing::warn!(reflector = %self.name, r#type = type_name::<T>(), %error, "watch ended");
+                    self.count_relist(RelistReason::WatchError);
                     return Ok(());
                 }
                 WatchEnd::Status(status) => {
@@ -212,6 +228,7 @@ where
                         // data at least that new; only if it says expired too does the
                         // reflector fall back to a consistent read.
                         tracing::debug!(reflector = %self.name, %error, "watch expired, relisting");
+                        self.count_relist(RelistReason::Expired);
                         return Ok(());
                     }
                     if error.is_too_many_requests() {
@@ -226,21 +243,28 @@ where
                         continue;
                     }
                     tracing::warn!(reflector = %self.name, r#type = type_name::<T>(), %error, "watch ended");
+                    self.count_relist(RelistReason::WatchError);
                     return Ok(());
                 }
             }
         }
     }
 
-    /// Feeds one watch's events to the store until it ends.
+    fn count_relist(&self, reason: RelistReason) {
+        if let Some(metrics) = &self.metrics {
+            metrics.relist(reason);
+        }
+    }
+
+    /// Feeds one watch's events to the store until it ends, counting them in `events`.
     async fn handle_watch(
         &self,
         start: Instant,
         watch: &mut Watch<T>,
         mut hold_back: bool,
+        events: &mut u64,
         cancel: &CancellationToken,
     ) -> WatchEnd {
-        let mut events = 0u64;
         // Reused for every event's resourceVersion: no allocation per event.
         let mut rv = String::new();
         loop {
@@ -292,13 +316,13 @@ where
             if !hold_back {
                 self.set_last_sync_resource_version(&rv);
             }
-            events += 1;
+            *events += 1;
             self.failure.clear();
         }
-        if start.elapsed() < VERY_SHORT_WATCH && events == 0 {
+        if start.elapsed() < VERY_SHORT_WATCH && *events == 0 {
             return WatchEnd::VeryShort;
         }
-        tracing::trace!(reflector = %self.name, events, "watch closed");
+        tracing::trace!(reflector = %self.name, events = *events, "watch closed");
         WatchEnd::Closed
     }
 }

@@ -26,6 +26,7 @@ use super::{Reflector, VERY_SHORT_WATCH, non_empty};
 use crate::listwatch::{
     ListWatchError, ListerWatcher, RESOURCE_VERSION_MATCH_NOT_OLDER_THAN, WatchOptions,
 };
+use crate::metrics::FallbackReason;
 
 /// How often a streaming list that receives nothing says it is still waiting.
 const QUIET_WARNING_INTERVAL: Duration = Duration::from_secs(10);
@@ -138,6 +139,9 @@ where
                 timeout_seconds: Some(self.watch_timeout_seconds()),
                 ..WatchOptions::default()
             };
+            if let Some(metrics) = &self.metrics {
+                metrics.watch_list_started();
+            }
             let start = Instant::now();
             let deadline = start + self.initial_events_timeout;
             let opened = tokio::select! {
@@ -168,6 +172,9 @@ where
                         reflector = %self.name, items = objects.len(), resource_version = %rv,
                         elapsed = ?start.elapsed(), "streaming list complete"
                     );
+                    if let Some(metrics) = &self.metrics {
+                        metrics.listed(start.elapsed(), objects.len());
+                    }
                     self.set_resource_version_unavailable(false);
                     self.store.replace(objects, rv.clone());
                     self.set_last_sync_resource_version(&rv);
@@ -184,6 +191,7 @@ where
                         "streaming list closed within a second without any event".to_owned(),
                     );
                     self.log_fallback(&"closed within a second without any event");
+                    self.count_fallback(FallbackReason::ShortWatch);
                     return WatchListEnd::Failed;
                 }
                 Collected::Undecodable(error) => {
@@ -193,6 +201,7 @@ where
                         error.to_string(),
                     );
                     self.log_fallback(&error);
+                    self.count_fallback(FallbackReason::Undecodable);
                     return WatchListEnd::Failed;
                 }
             };
@@ -226,7 +235,14 @@ where
             return Some(true);
         }
         self.log_fallback(&error);
+        self.count_fallback(FallbackReason::Error);
         Some(false)
+    }
+
+    fn count_fallback(&self, reason: FallbackReason) {
+        if let Some(metrics) = &self.metrics {
+            metrics.watch_list_fallback(reason);
+        }
     }
 
     fn log_fallback(&self, reason: &dyn std::fmt::Display) {
@@ -244,6 +260,7 @@ where
             FailureKind::ServerSilent,
             format!("no initial-events-end bookmark within {timeout:?}"),
         );
+        self.count_fallback(FallbackReason::Timeout);
         if self.use_watch_list.swap(false, Ordering::Relaxed) {
             tracing::warn!(
                 reflector = %self.name, ?timeout,

@@ -10,8 +10,8 @@
 //! Handlers can be added before or after [`run`]. A handler added later first receives an
 //! `on_add(obj, true)` for every cached object, queued while delivery to all handlers is
 //! held (`block_deltas`), so it misses nothing and sees nothing twice. Each
-//! [`Registration`] has its own `has_synced`: the informer has synced and the handler has
-//! handled its initial adds.
+//! [`Registration`](crate::Registration) has its own `has_synced`: the informer has synced
+//! and the handler has handled its initial adds.
 //!
 //! Resyncs follow client-go's rules: a handler's period is at least 1 s; the informer's
 //! *check period* (how often the reflector's resync timer fires) starts at the informer's
@@ -29,6 +29,9 @@
 //!   reflector's last error: forbidden, not found, throttled, ...), instead of polling
 //!   until a stop channel closes.
 //! * A handler that panics is logged and skipped, not a process crash.
+//! * With [`SharedInformerOptions::metrics`], the informer reports its reflector's lists and
+//!   watches, its cache's size and its handlers' backlogs to Prometheus (see
+//!   [`InformerMetrics`]); client-go's informers have no such metrics.
 //!
 //! [`run`]: SharedIndexInformer::run
 
@@ -36,7 +39,7 @@ use std::any::type_name;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use clientgo_apimachinery::Object;
@@ -45,15 +48,20 @@ use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+mod handlers;
 mod wiring;
+
+pub use handlers::HandlerOptions;
 
 use crate::cache_sync::{InformerSynced, NotSyncedReason};
 use crate::controller::{process_deltas, process_loop};
 use crate::fifo::{DeltaFIFO, DeltaFIFOOptions, Queue, RealFIFO, SyncedFlag};
-use crate::handler::ResourceEventHandler;
 use crate::lister::Lister;
 use crate::listwatch::{ListWatchError, ListerWatcher};
-use crate::processor::{Notification, Registration, SharedProcessor, determine_resync_period};
+use crate::metrics::{
+    InformerMetrics, InformerSource, ObjectSizeFn, SourceSnapshot, approx_json_size,
+};
+use crate::processor::SharedProcessor;
 use crate::reflector::{Reflector, ReflectorOptions};
 use crate::reflector_store::ReflectorStore;
 use crate::store::{IndexError, Indexer, Indexers};
@@ -85,8 +93,11 @@ pub struct SharedInformerOptions {
     /// The queue between the reflector and the indexer.
     pub queue: QueueKind,
     /// The reflector's options; its `name`, `resync_period` and `should_resync` are set by
-    /// the informer.
+    /// the informer, and its `metrics` default to the informer's.
     pub reflector: ReflectorOptions,
+    /// Where to report the informer's metrics (its reflector's, its cache's size, its
+    /// handlers' backlogs); `None` for no metrics, at no cost.
+    pub metrics: Option<InformerMetrics>,
 }
 
 /// Why an informer refused a call.
@@ -133,6 +144,10 @@ struct State<T> {
     manual: bool,
     reflector_options: ReflectorOptions,
     reflector: Option<Arc<dyn RunReflector>>,
+    /// Whether the informer reports metrics.
+    metered: bool,
+    /// The estimate behind `informer_cache_bytes`; `None` for [`approx_json_size`].
+    size_estimator: Option<ObjectSizeFn<T>>,
 }
 
 /// One reflector and one indexed cache shared by many event handlers (client-go's
@@ -230,7 +245,11 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
         let synced = queue.synced_flag();
         let manual = factory.is_none();
         let processor = Arc::new(SharedProcessor::new(&name));
-        SharedIndexInformer {
+        let mut reflector_options = options.reflector;
+        if reflector_options.metrics.is_none() {
+            reflector_options.metrics.clone_from(&options.metrics);
+        }
+        let informer = SharedIndexInformer {
             inner: Arc::new(Inner {
                 name,
                 indexer,
@@ -247,103 +266,23 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                     watch_error_handler: None,
                     factory,
                     manual,
-                    reflector_options: options.reflector,
+                    reflector_options,
                     reflector: None,
+                    metered: options.metrics.is_some(),
+                    size_estimator: None,
                 }),
             }),
+        };
+        if let Some(metrics) = &options.metrics {
+            let source: Weak<Inner<T>> = Arc::downgrade(&informer.inner);
+            metrics.track(source);
         }
+        informer
     }
 
     /// The informer's name.
     pub fn name(&self) -> &str {
         &self.inner.name
-    }
-
-    /// Adds a handler with the informer's default resync period (client-go's
-    /// `AddEventHandler`).
-    pub fn add_event_handler(
-        &self,
-        handler: impl ResourceEventHandler<T> + 'static,
-    ) -> Result<Registration<T>, InformerError> {
-        let period = self.inner.state.lock().default_handler_resync_period;
-        self.add_event_handler_with_resync(handler, period)
-    }
-
-    /// Adds a handler that wants a resync every `resync_period` (zero: never), adjusted by
-    /// client-go's rules: at least [`MINIMUM_RESYNC_PERIOD`]; below the informer's resync
-    /// check period, it lowers that period before the start and is raised to it after; zero
-    /// if the informer does not resync. Fails once the informer has stopped.
-    pub fn add_event_handler_with_resync(
-        &self,
-        handler: impl ResourceEventHandler<T> + 'static,
-        resync_period: Duration,
-    ) -> Result<Registration<T>, InformerError> {
-        let inner = &*self.inner;
-        let mut state = inner.state.lock();
-        if state.stopped {
-            return Err(InformerError::Stopped {
-                name: inner.name.clone(),
-            });
-        }
-        let mut requested = resync_period;
-        if !requested.is_zero() {
-            if requested < MINIMUM_RESYNC_PERIOD {
-                tracing::warn!(informer = %inner.name, ?requested, "resync period too small: raised to 1s");
-                requested = MINIMUM_RESYNC_PERIOD;
-            }
-            if requested < state.resync_check_period {
-                if state.started {
-                    tracing::warn!(informer = %inner.name, ?requested, check = ?state.resync_check_period,
-                        "resync period smaller than the check period of a started informer: raised to it");
-                    requested = state.resync_check_period;
-                } else {
-                    state.resync_check_period = requested;
-                    inner.processor.resync_check_period_changed(requested);
-                }
-            }
-        }
-        let period = determine_resync_period(requested, state.resync_check_period);
-        let handler = Box::new(handler);
-        if !state.started {
-            return Ok(inner.processor.add_listener(
-                handler,
-                requested,
-                period,
-                inner.synced.clone(),
-            ));
-        }
-        // Join a running informer: hold delivery, replay the cache, release.
-        let _blocked = inner.block_deltas.lock();
-        let registration =
-            inner
-                .processor
-                .add_listener(handler, requested, period, inner.synced.clone());
-        for object in inner.indexer.list() {
-            registration.listener.add(Notification::Add {
-                object,
-                initial: true,
-            });
-        }
-        Ok(registration)
-    }
-
-    /// Removes a handler (client-go's `RemoveEventHandler`): it receives nothing more, and
-    /// what it had not handled is dropped. Idempotent; a registration of another informer is
-    /// ignored. A notification may still be in the middle of being handled when this
-    /// returns; [`Registration::wait_stopped`] waits for it.
-    pub fn remove_event_handler(&self, registration: &Registration<T>) {
-        let _blocked = self.inner.block_deltas.lock();
-        self.inner.processor.remove_listener(registration);
-    }
-
-    /// Whether `registration` is a handler of this informer that was not removed.
-    pub fn is_registered(&self, registration: &Registration<T>) -> bool {
-        self.inner.processor.is_registered(registration)
-    }
-
-    /// How many handlers are registered.
-    pub fn handler_count(&self) -> usize {
-        self.inner.processor.len()
     }
 
     /// The informer's cache (client-go's `GetIndexer`).
@@ -396,6 +335,25 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
         // Into the queue now: a manual informer's queue may be fed before `run`.
         self.inner.queue.set_transform(Some(transform.clone()));
         state.transform = Some(transform);
+        Ok(())
+    }
+
+    /// Sets how `informer_cache_bytes` estimates an object's size, in bytes (default:
+    /// [`approx_json_size`], exact for a `DynamicObject`, metadata only for typed objects);
+    /// only before [`run`](Self::run), and used only with metrics. Called once per object
+    /// entering the cache, on the process loop: keep it quick (a typed object's serialized
+    /// length is exact but costs a serialization per change).
+    pub fn set_object_size_estimator(
+        &self,
+        estimate: impl Fn(&T) -> usize + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        let mut state = self.inner.state.lock();
+        if state.started {
+            return Err(InformerError::AlreadyStarted {
+                name: self.inner.name.clone(),
+            });
+        }
+        state.size_estimator = Some(Arc::new(estimate));
         Ok(())
     }
 
@@ -467,6 +425,13 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                 return;
             }
             state.started = true;
+            if state.metered {
+                let estimate = state
+                    .size_estimator
+                    .take()
+                    .unwrap_or_else(|| Arc::new(approx_json_size::<T>));
+                inner.indexer.keep_sizes(estimate);
+            }
             let check = state.resync_check_period;
             let reflector = state.factory.take().map(|factory| {
                 let processor = inner.processor.clone();
@@ -562,6 +527,15 @@ impl<T: Object + Send + Sync + 'static> InformerSynced for SharedIndexInformer<T
             rv if rv.is_empty() => NotSyncedReason::NoList,
             resource_version => NotSyncedReason::Processing { resource_version },
         }
+    }
+}
+
+impl<T: Object + Send + Sync + 'static> InformerSource for Inner<T> {
+    fn snapshot(&self, snapshot: &SourceSnapshot) {
+        let (objects, bytes) = self.indexer.size_stats();
+        snapshot.cache(&self.name, objects, bytes);
+        self.processor
+            .buffer_lengths(|handler, pending| snapshot.handler(&self.name, handler, pending));
     }
 }
 

@@ -10,6 +10,9 @@
 //!   rehashes from this array instead of reading every (cold) object again; that took a
 //!   third of the insert time of 100,000 Pods.
 //! * `indices`: per index function, value → slot set (see `index.rs`).
+//! * `sizes`: only when the store keeps object sizes (for `informer_cache_bytes`): each
+//!   slot's estimated size (4 bytes per object) and their total, so that a replaced or
+//!   removed object is subtracted without estimating it again.
 //!
 //! ## Invariants (kept by every method here; the caller holds the store's lock)
 //!
@@ -18,6 +21,8 @@
 //! 2. `free` holds exactly the numbers of the empty slots below `slots.len()`.
 //! 3. For each index, slot `s` is in the set of value `v` iff slot `s` is occupied and the
 //!    index function returns `v` for its object; no value maps to an empty set.
+//! 4. With `sizes`, `per_slot` is as long as `slots`, and `total` is the sum of `per_slot`
+//!    over the occupied slots.
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
@@ -67,6 +72,13 @@ pub(crate) struct IndexSlot<T> {
     pub(crate) index: Index,
 }
 
+/// The estimated sizes of the stored objects.
+struct Sizes {
+    /// Each slot's object's size (stale for an empty slot).
+    per_slot: Vec<u32>,
+    total: u64,
+}
+
 /// The store's content.
 pub(crate) struct Data<T> {
     slots: Vec<Option<Arc<T>>>,
@@ -75,6 +87,8 @@ pub(crate) struct Data<T> {
     free: Vec<u32>,
     table: HashTable<u32>,
     pub(crate) indices: Vec<IndexSlot<T>>,
+    /// `None` unless the store keeps object sizes.
+    sizes: Option<Sizes>,
 }
 
 impl<T: Object> Data<T> {
@@ -92,26 +106,60 @@ impl<T: Object> Data<T> {
                     index: Index::default(),
                 })
                 .collect(),
+            sizes: None,
         }
     }
 
-    /// A store holding `objects` (a later object replaces an earlier one with its key).
+    /// A store holding `objects` (a later object replaces an earlier one with its key),
+    /// keeping their sizes if `size` is given.
     pub(crate) fn build(
         hasher: &KeyHasher,
         funcs: &[(String, IndexFunc<T>)],
         objects: impl Iterator<Item = Arc<T>>,
         len: usize,
+        size: Option<&dyn Fn(&T) -> u32>,
     ) -> Self {
         let mut data = Data::new(funcs);
         data.slots.reserve_exact(len);
         data.hashes.reserve_exact(len);
         data.table.reserve(len, |_| 0);
+        if size.is_some() {
+            data.sizes = Some(Sizes {
+                per_slot: Vec::with_capacity(len),
+                total: 0,
+            });
+        }
         for object in objects {
             let hash = key_hash(hasher, object.namespace(), object.name());
+            let object_size = size.map_or(0, |size| size(&object));
             // The previous object with the same key (a duplicate in the list) is dropped.
-            drop(data.upsert(hash, object));
+            drop(data.upsert(hash, object, object_size));
         }
         data
+    }
+
+    /// Starts keeping sizes (if not kept yet), measuring the stored objects with `size`.
+    pub(crate) fn keep_sizes(&mut self, size: &dyn Fn(&T) -> u32) {
+        if self.sizes.is_some() {
+            return;
+        }
+        let mut sizes = Sizes {
+            per_slot: vec![0; self.slots.len()],
+            total: 0,
+        };
+        for (slot, object) in self.slots.iter().enumerate() {
+            if let Some(object) = object {
+                let object_size = size(object);
+                sizes.per_slot[slot] = object_size;
+                sizes.total += u64::from(object_size);
+            }
+        }
+        self.sizes = Some(sizes);
+    }
+
+    /// The total size of the stored objects, if sizes are kept.
+    pub(crate) fn total_size(&self) -> Option<u64> {
+        self.sizes.as_ref().map(|s| s.total)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -136,15 +184,16 @@ impl<T: Object> Data<T> {
             .and_then(|slot| self.object(slot))
     }
 
-    /// Stores `object` (whose key hashes to `hash`), replacing the object with its key;
-    /// returns the replaced one.
-    pub(crate) fn upsert(&mut self, hash: u32, object: Arc<T>) -> Option<Arc<T>> {
+    /// Stores `object` (whose key hashes to `hash` and whose size is `size`, ignored unless
+    /// sizes are kept), replacing the object with its key; returns the replaced one.
+    pub(crate) fn upsert(&mut self, hash: u32, object: Arc<T>, size: u32) -> Option<Arc<T>> {
         let Data {
             slots,
             hashes,
             free,
             table,
             indices,
+            sizes,
         } = self;
         let entry = table.entry(
             table_hash(hash),
@@ -169,6 +218,10 @@ impl<T: Object> Data<T> {
                         index.add(value, slot);
                     }
                 }
+                if let Some(sizes) = sizes {
+                    let old = std::mem::replace(&mut sizes.per_slot[slot as usize], size);
+                    sizes.total = sizes.total.saturating_sub(u64::from(old)) + u64::from(size);
+                }
                 slots[slot as usize].replace(object)
             }
             Entry::Vacant(entry) => {
@@ -186,10 +239,17 @@ impl<T: Object> Data<T> {
                         };
                         slots.push(None);
                         hashes.push(0);
+                        if let Some(sizes) = sizes.as_mut() {
+                            sizes.per_slot.push(0);
+                        }
                         slot
                     }
                 };
                 hashes[slot as usize] = hash;
+                if let Some(sizes) = sizes {
+                    sizes.per_slot[slot as usize] = size;
+                    sizes.total += u64::from(size);
+                }
                 entry.insert(slot);
                 for IndexSlot { func, index, .. } in indices.iter_mut() {
                     for value in func(&object).iter() {
@@ -209,6 +269,7 @@ impl<T: Object> Data<T> {
             free,
             table,
             indices,
+            sizes,
             ..
         } = self;
         let Ok(entry) = table.find_entry(table_hash(hash), |&slot| {
@@ -219,6 +280,11 @@ impl<T: Object> Data<T> {
         let (slot, _) = entry.remove();
         let old = slots[slot as usize].take()?;
         free.push(slot);
+        if let Some(sizes) = sizes {
+            sizes.total = sizes
+                .total
+                .saturating_sub(u64::from(sizes.per_slot[slot as usize]));
+        }
         for IndexSlot { func, index, .. } in indices.iter_mut() {
             for value in func(&old).iter() {
                 index.remove(value, slot);
