@@ -1,14 +1,17 @@
 //! Wiring the controller to a cluster, as kubernetes/sample-controller's `main.go` does: a
-//! REST client from the configuration, one informer per resource, an event recorder, and
-//! (optionally) leader election so that only one replica acts at a time.
+//! REST client from the configuration, one shared informer factory handing out an informer
+//! per resource, an event recorder, and (optionally) leader election so that only one
+//! replica acts at a time.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_informer::{Indexers, ListWatch, SharedIndexInformer, SharedInformerOptions};
+use clientgo_informer::{
+    InformerMetrics, SharedIndexInformer, SharedInformerFactory, SharedInformerOptions,
+};
 use clientgo_leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
 use clientgo_record::{EventBroadcaster, EventSource, RestEventSink};
-use clientgo_rest::{ResourceClient, RestClient};
+use clientgo_rest::RestClient;
 use clientgo_workqueue::{PrometheusMetricsProvider, QueueConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::registry::Registry;
@@ -41,55 +44,44 @@ impl Default for Options {
     }
 }
 
-/// An informer over `T` in the options' namespace (or all).
-fn informer<T>(client: &RestClient, options: &Options, name: &str) -> SharedIndexInformer<T>
-where
-    T: clientgo_apimachinery::Resource
-        + clientgo_apimachinery::Object
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-{
-    let resources = match &options.namespace {
-        Some(namespace) => ResourceClient::<T>::namespaced(client, namespace),
-        None => ResourceClient::<T>::all(client),
-    };
-    SharedIndexInformer::new(
-        ListWatch::new(resources),
-        Indexers::default(),
-        SharedInformerOptions {
-            name: name.to_owned(),
-            resync_period: options.resync,
-            ..SharedInformerOptions::default()
-        },
-    )
-}
-
 /// A controller wired to its informers and event recorder, not yet running.
 pub struct App {
     client: RestClient,
     options: Options,
+    factory: SharedInformerFactory,
     foos: SharedIndexInformer<Foo>,
     deployments: SharedIndexInformer<Deployment>,
     broadcaster: EventBroadcaster,
     controller: Arc<Controller>,
 }
 
-/// Builds the controller; with a `registry`, its work queue and reconcile counters are
-/// exported there (the REST client's metrics are registered where the client is built).
+/// Builds the controller; with a `registry`, its work queue, informer and reconcile metrics
+/// are exported there (the REST client's metrics are registered where the client is built).
 pub fn build(
     client: RestClient,
     options: Options,
     registry: Option<&mut Registry>,
 ) -> Result<App, String> {
-    let foos = informer::<Foo>(&client, &options, "foos");
-    let deployments = informer::<Deployment>(&client, &options, "deployments");
+    let mut registry = registry;
+    // One factory per process: every part of the program that needs Foos or Deployments
+    // shares one cache and one watch of each.
+    let mut factory = SharedInformerFactory::builder(&client).default_resync(options.resync);
+    if let Some(namespace) = &options.namespace {
+        factory = factory.namespace(namespace.clone());
+    }
+    if let Some(registry) = registry.as_deref_mut() {
+        factory = factory.informer_options(SharedInformerOptions {
+            metrics: Some(InformerMetrics::register(registry)),
+            ..SharedInformerOptions::default()
+        });
+    }
+    let factory = factory.build();
+    let foos = factory.informer::<Foo>();
+    let deployments = factory.informer::<Deployment>();
     let broadcaster = EventBroadcaster::new();
     broadcaster.start_recording_to_sink(RestEventSink::new(&client));
     let recorder = broadcaster.new_recorder(EventSource::component(CONTROLLER_NAME));
     let mut queue_config = QueueConfig::named("Foos");
-    let mut registry = registry;
     if let Some(registry) = registry.as_deref_mut() {
         queue_config =
             queue_config.with_metrics_provider(Arc::new(PrometheusMetricsProvider::new(registry)));
@@ -108,6 +100,7 @@ pub fn build(
     Ok(App {
         client,
         options,
+        factory,
         foos,
         deployments,
         broadcaster,
@@ -122,30 +115,26 @@ impl App {
         move || foos.has_synced() && deployments.has_synced()
     }
 
+    /// The controller, e.g. to watch its [`Stats`](crate::controller::Stats) while it runs.
+    pub fn controller(&self) -> Arc<Controller> {
+        self.controller.clone()
+    }
+
     /// Runs until `cancel`: informers, workers, and leader election when asked for. Returns
     /// once everything has stopped.
     pub async fn run(self, cancel: CancellationToken) -> Result<Arc<Controller>, String> {
         let App {
             client,
             options,
-            foos,
-            deployments,
+            factory,
             broadcaster,
             controller,
+            ..
         } = self;
         // The informers run for the whole life of the process, leader or not, so a new
         // leader starts with a warm cache.
         let informers = CancellationToken::new();
-        let running = [
-            tokio::spawn({
-                let (foos, token) = (foos.clone(), informers.clone());
-                async move { foos.run(token).await }
-            }),
-            tokio::spawn({
-                let (deployments, token) = (deployments.clone(), informers.clone());
-                async move { deployments.run(token).await }
-            }),
-        ];
+        factory.start(&informers);
 
         let result = match options.leader_election.clone() {
             None => {
@@ -178,9 +167,7 @@ impl App {
             }
         };
         informers.cancel();
-        for task in running {
-            let _ = task.await;
-        }
+        factory.shutdown().await;
         broadcaster.shutdown();
         result.map(|()| controller)
     }

@@ -1,5 +1,5 @@
 //! The controller: the level-based loop of kubernetes/sample-controller, written out step by
-//! step.
+//! step. `docs/walkthrough.md` follows the same loop through the library code.
 //!
 //! ```text
 //!   API server ──watch──▶ informers ──▶ handlers ──keys──▶ work queue ──▶ workers
@@ -17,18 +17,30 @@
 //!    many changes to one Foo before a worker gets to it become a single key: the loop is
 //!    *level-based*, it reconciles the state, not each event.
 //! 4. `reconcile` reads the Foo and its Deployment from the cache (never from the API server),
-//!    computes the difference to the desired state and writes only that: create the
-//!    Deployment, fix its replicas, update the Foo's status.
+//!    computes the difference to the desired state and writes only that, in this order:
+//!    1. a Foo being deleted is *finalized*: its record (the state garbage collection cannot
+//!       reach, see [`crate::records`]) is removed, then its finalizer, and nothing else;
+//!    2. a Foo without the finalizer gets it, before anything that needs cleaning up exists
+//!       (see [`crate::finalizer`]);
+//!    3. the Deployment is created, or its replicas fixed;
+//!    4. the Foo's record names its Deployment;
+//!    5. the Foo's status is written, if it changed.
+//!
+//!    Then it waits until the caches have seen its own writes (read-your-writes), so that the
+//!    next reconcile of the Foo does not act on the state from before them.
 //! 5. The writes come back through the watch into the cache, and enqueue the Foo again; that
 //!    reconcile finds nothing to do and writes nothing, so the loop settles.
 //! 6. A failed reconcile puts the key back with a per-key exponential backoff; a successful one
 //!    `forget`s it. A panic in one reconcile is caught, counted and retried the same way; the
 //!    other keys keep flowing.
+//! 7. On shutdown (or lost leadership) the workers finish the reconciles in hand and start no
+//!    new one. Keys still queued are not lost: whoever runs next lists every Foo and
+//!    reconciles each, as on any start.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{Object, Resource, Time};
+use clientgo_apimachinery::{Object, Resource};
 use clientgo_informer::{
     DeleteEvent, InformerError, InformerSynced, Lister, ResourceEventHandlerFuncs,
     SharedIndexInformer, wait_for_cache_sync,
@@ -37,21 +49,26 @@ use clientgo_ratelimit::default_controller_rate_limiter;
 use clientgo_record::{EventRecorder, EventType, ObjectReference};
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
 use clientgo_workqueue::{QueueConfig, RateLimitingQueue};
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
-use crate::foo::{Condition, Foo, FooStatus};
+use crate::desired::{controlled_by, desired_status, new_deployment};
+use crate::foo::Foo;
+use crate::{finalizer, records};
 
 /// Event reason: a Foo was synced.
 pub const SUCCESS_SYNCED: &str = "Synced";
 /// Event reason: a Deployment of the wanted name exists and is not ours.
 pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
+/// Event reason: a Foo being deleted was cleaned up and released.
+pub const CLEANED_UP: &str = "CleanedUp";
 /// The name this controller writes as (events, field manager).
 pub const CONTROLLER_NAME: &str = "sample-controller";
+/// How long a reconcile waits for the caches to show its own writes.
+const CACHE_CATCH_UP: Duration = Duration::from_secs(10);
 
 /// Why a reconcile failed; the key is retried with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +81,7 @@ pub enum ReconcileError {
     NotOwned(String),
 }
 
-/// The controller's own counters, exported on `/metrics` once [registered](Stats::register).
+/// The controller's own metrics, exported on `/metrics` once [registered](Stats::register).
 #[derive(Debug, Default)]
 pub struct Stats {
     /// Reconciles that succeeded.
@@ -75,10 +92,12 @@ pub struct Stats {
     pub panicked: Counter,
     /// Writes sent to the API server.
     pub writes: Counter,
+    /// Reconciles running now.
+    pub active: Gauge,
 }
 
 impl Stats {
-    /// Exports the counters in `registry` (`sample_controller_*_total`).
+    /// Exports the metrics in `registry` (`sample_controller_*`).
     pub fn register(&self, registry: &mut Registry) {
         for (name, help, counter) in [
             (
@@ -104,7 +123,20 @@ impl Stats {
         ] {
             registry.register(name, help, counter.clone());
         }
+        registry.register(
+            "sample_controller_active_reconciles",
+            "Reconciles running now",
+            self.active.clone(),
+        );
     }
+}
+
+/// The resourceVersions a reconcile's own writes produced, per cache: what it waits for
+/// before it returns (read-your-writes).
+#[derive(Debug, Default)]
+struct Written {
+    foo: Option<String>,
+    deployment: Option<String>,
 }
 
 /// The Foo controller.
@@ -232,9 +264,17 @@ impl Controller {
     /// Step 3: a worker takes keys one at a time until the queue shuts down.
     async fn run_worker(self: Arc<Self>) {
         while let Some(key) = self.queue.get().await {
+            // Step 7: once shutting down, start nothing new (the queue still hands out what
+            // was in line). Dropping `key` marks it done.
+            if self.queue.shutting_down() {
+                break;
+            }
             let this = self.clone();
             let name = key.item().clone();
-            match isolated(async move { this.reconcile(&name).await }).await {
+            self.stats.active.inc();
+            let outcome = isolated(async move { this.reconcile(&name).await }).await;
+            self.stats.active.dec();
+            match outcome {
                 Ok(()) => {
                     self.stats.synced.inc();
                     // Success: drop the key's failure history, so its next backoff starts low.
@@ -246,7 +286,8 @@ impl Controller {
                         self.stats.panicked.inc();
                     }
                     tracing::warn!(key = %*key, %failure, "reconcile failed, retrying with backoff");
-                    // Failure: try again later, later each time (5 ms doubling to 1000 s).
+                    // Failure: try again later, later each time (5 ms doubling to 1000 s). The
+                    // retry reads the cache afresh: a conflict is not retried blindly.
                     self.queue.add_rate_limited(key.item().clone());
                 }
             }
@@ -256,34 +297,64 @@ impl Controller {
 
     /// Step 4: brings the world in line with the Foo named by `key`.
     pub async fn reconcile(&self, key: &str) -> Result<(), ReconcileError> {
+        let mut written = Written::default();
+        let result = self.sync(key, &mut written).await;
+        // Even after a failure: the writes that did succeed must show in the cache the retry
+        // reads, or it would redo them against stale state.
+        self.wait_for_own_writes(&written).await;
+        result
+    }
+
+    async fn sync(&self, key: &str, written: &mut Written) -> Result<(), ReconcileError> {
         let Some((namespace, name)) = key.split_once('/') else {
             tracing::error!(key, "invalid resource key");
             return Ok(()); // retrying cannot fix a malformed key
         };
         // Read from the cache, not the API server.
         let Some(foo) = self.foos.namespace(namespace).get(name) else {
-            // Deleted since it was enqueued: garbage collection removes its Deployment.
+            // Gone: it was finalized (or deleted before we ever acted on it). Garbage
+            // collection removes its Deployment.
             tracing::info!(key, "foo no longer exists");
             return Ok(());
         };
-        let deployment_name = &foo.spec.deployment_name;
-        if deployment_name.is_empty() {
+
+        // 4.1: deletion was requested. Clean up, release, and do nothing else.
+        if foo.is_being_deleted() {
+            return self.finalize(&foo, written).await;
+        }
+        if foo.spec.deployment_name.is_empty() {
             tracing::error!(key, "spec.deploymentName must be specified");
             return Ok(()); // nothing to do until the user fixes the spec
         }
 
-        let deployments = ResourceClient::<Deployment>::namespaced(&self.client, namespace);
         let post = PostParams {
             field_manager: Some(CONTROLLER_NAME.to_owned()),
             ..PostParams::default()
         };
         let mut wrote = false;
+
+        // 4.2: the finalizer goes on before anything exists that would need cleaning up.
+        // From here on we work with the Foo as written: its resourceVersion is current.
+        let foo = if finalizer::has(&foo) {
+            foo
+        } else {
+            let added = finalizer::add(&self.client, &foo).await?;
+            self.stats.writes.inc();
+            wrote = true;
+            written.foo = Some(added.resource_version().to_owned());
+            Arc::new(added)
+        };
+
+        // 4.3: the Deployment.
+        let deployment_name = &foo.spec.deployment_name;
+        let deployments = ResourceClient::<Deployment>::namespaced(&self.client, namespace);
         let deployment = match self.deployments.namespace(namespace).get(deployment_name) {
             Some(existing) => existing,
             None => {
                 let created = deployments.create(&new_deployment(&foo), &post).await?;
                 self.stats.writes.inc();
                 wrote = true;
+                written.deployment = Some(created.resource_version().to_owned());
                 Arc::new(created)
             }
         };
@@ -311,21 +382,31 @@ impl Controller {
             let updated = deployments.update(deployment_name, &updated, &post).await?;
             self.stats.writes.inc();
             wrote = true;
+            written.deployment = Some(updated.resource_version().to_owned());
             Arc::new(updated)
         } else {
             deployment
         };
 
-        // Report: write the status only when it changes, or every write would trigger
-        // another reconcile through the watch.
+        // 4.4: the record, outside the ownerReference tree (the finalizer guards it).
+        if records::ensure(&self.client, namespace, name, deployment_name).await? {
+            self.stats.writes.inc();
+            wrote = true;
+        }
+
+        // 4.5: report. Write the status only when it changes, or every write would trigger
+        // another reconcile through the watch. The write carries the resourceVersion the
+        // status was computed from: if the Foo changed since, it fails with a conflict and
+        // the retry computes it again from the newer Foo.
         if let Some(status) = desired_status(&foo, &deployment) {
             let mut updated = (*foo).clone();
             updated.status = status;
-            ResourceClient::<Foo>::namespaced(&self.client, namespace)
+            let updated = ResourceClient::<Foo>::namespaced(&self.client, namespace)
                 .update_status(name, &updated, &post)
                 .await?;
             self.stats.writes.inc();
             wrote = true;
+            written.foo = Some(updated.resource_version().to_owned());
         }
         if wrote {
             self.recorder.event(
@@ -336,6 +417,56 @@ impl Controller {
             );
         }
         Ok(())
+    }
+
+    /// 4.1: cleans up after a Foo being deleted, then removes the finalizer, in that order:
+    /// if the cleanup fails, the finalizer stays and the key is retried with backoff.
+    async fn finalize(&self, foo: &Foo, written: &mut Written) -> Result<(), ReconcileError> {
+        if !finalizer::has(foo) {
+            // Already released: the Foo waits only for other finalizers, not ours.
+            return Ok(());
+        }
+        // Idempotent: after a crash between this line and the next, the retry removes an
+        // entry that is already gone, which succeeds.
+        records::remove(&self.client, foo.namespace(), foo.name()).await?;
+        self.stats.writes.inc();
+        let released = finalizer::remove(&self.client, foo).await?;
+        self.stats.writes.inc();
+        written.foo = Some(released.resource_version().to_owned());
+        self.recorder.event(
+            &ObjectReference::from_object(foo),
+            EventType::Normal,
+            CLEANED_UP,
+            &format!("Removed the record of Foo {:?}", foo.name()),
+        );
+        tracing::info!(key = %foo.key(), "cleaned up; finalizer removed");
+        Ok(())
+    }
+
+    /// Read-your-writes: waits until the informer caches have caught up with the
+    /// resourceVersions this reconcile wrote. The next reconcile of the key (the watch events
+    /// of those very writes enqueue it) then reads them, instead of the state from before,
+    /// which would make it write again and fail with a conflict.
+    async fn wait_for_own_writes(&self, written: &Written) {
+        if let Some(rv) = &written.foo {
+            let caught_up = self
+                .foo_informer
+                .indexer()
+                .wait_for_resource_version(rv, CACHE_CATCH_UP);
+            if let Err(error) = caught_up.await {
+                // The write itself succeeded; its event enqueues the Foo once it arrives.
+                tracing::warn!(%error, "the Foo cache is behind this controller's own write");
+            }
+        }
+        if let Some(rv) = &written.deployment {
+            let caught_up = self
+                .deployment_informer
+                .indexer()
+                .wait_for_resource_version(rv, CACHE_CATCH_UP);
+            if let Err(error) = caught_up.await {
+                tracing::warn!(%error, "the Deployment cache is behind this controller's own write");
+            }
+        }
     }
 }
 
@@ -362,107 +493,6 @@ where
     }
 }
 
-/// Whether `foo` is the controller owner of `deployment` (by uid, not just by name).
-fn controlled_by(deployment: &Deployment, foo: &Foo) -> bool {
-    deployment
-        .controller_ref()
-        .is_some_and(|owner| owner.kind == Foo::KIND && owner.uid == foo.uid())
-}
-
-/// The Deployment a Foo asks for: nginx pods, owned by the Foo so that deleting the Foo
-/// deletes it (garbage collection) and its changes enqueue the Foo.
-pub fn new_deployment(foo: &Foo) -> Deployment {
-    let labels = [
-        ("app".to_owned(), "nginx".to_owned()),
-        ("controller".to_owned(), foo.metadata.name.clone()),
-    ]
-    .into_iter()
-    .collect::<std::collections::BTreeMap<_, _>>();
-    Deployment {
-        metadata: meta::ObjectMeta {
-            name: Some(foo.spec.deployment_name.clone()),
-            namespace: Some(foo.metadata.namespace.clone()),
-            owner_references: Some(vec![meta::OwnerReference {
-                api_version: Foo::api_version().into_owned(),
-                kind: Foo::KIND.to_owned(),
-                name: foo.metadata.name.clone(),
-                uid: foo.metadata.uid.clone(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
-            ..meta::ObjectMeta::default()
-        },
-        spec: DeploymentSpec {
-            replicas: Some(foo.spec.replicas.unwrap_or(1)),
-            selector: meta::LabelSelector {
-                match_labels: Some(labels.clone()),
-                ..meta::LabelSelector::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(meta::ObjectMeta {
-                    labels: Some(labels),
-                    ..meta::ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "nginx".to_owned(),
-                        image: Some("nginx:latest".to_owned()),
-                        ..Container::default()
-                    }],
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        },
-        status: None,
-    }
-}
-
-/// The status `foo` should have given `deployment`, or `None` when it already has it.
-///
-/// `Ready` is `True` once every wanted replica is available. Its `lastTransitionTime` moves
-/// only when its status changes, as API conventions require.
-pub fn desired_status(foo: &Foo, deployment: &Deployment) -> Option<FooStatus> {
-    let wanted = foo.spec.replicas.unwrap_or(1);
-    let available = deployment
-        .status
-        .as_ref()
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0);
-    let (ready, reason, message) = if available >= wanted {
-        (
-            "True",
-            "DeploymentAvailable",
-            format!("{available} of {wanted} replicas available"),
-        )
-    } else {
-        (
-            "False",
-            "DeploymentProgressing",
-            format!("{available} of {wanted} replicas available"),
-        )
-    };
-    let generation = foo.metadata.generation;
-    let previous = foo.condition("Ready");
-    let last_transition_time = match previous {
-        Some(previous) if previous.status == ready => previous.last_transition_time,
-        _ => Some(Time::now()),
-    };
-    let status = FooStatus {
-        available_replicas: available,
-        observed_generation: generation,
-        conditions: vec![Condition {
-            type_: "Ready".to_owned(),
-            status: ready.to_owned(),
-            reason: reason.to_owned(),
-            message,
-            last_transition_time,
-            observed_generation: generation,
-        }],
-    };
-    (status != foo.status).then_some(status)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,63 +507,5 @@ mod tests {
             Err(Failure::Error(ReconcileError::NotOwned(_)))
         ));
         assert!(isolated(async { Ok(()) }).await.is_ok());
-    }
-
-    fn foo_with(replicas: i32, generation: i64, status: FooStatus) -> Foo {
-        let mut foo = Foo::new("ns", "f", "d", replicas);
-        foo.metadata.generation = generation;
-        foo.status = status;
-        foo
-    }
-
-    fn deployment_with(available: i32) -> Deployment {
-        let mut d = new_deployment(&Foo::new("ns", "f", "d", 1));
-        d.status = Some(k8s_openapi::api::apps::v1::DeploymentStatus {
-            available_replicas: Some(available),
-            ..Default::default()
-        });
-        d
-    }
-
-    #[test]
-    fn status_is_written_only_when_it_changes() {
-        let foo = foo_with(2, 1, FooStatus::default());
-        let status = desired_status(&foo, &deployment_with(1)).expect("a first status");
-        assert_eq!(status.available_replicas, 1);
-        assert_eq!(status.conditions[0].status, "False");
-        let foo = foo_with(2, 1, status);
-        assert_eq!(
-            desired_status(&foo, &deployment_with(1)),
-            None,
-            "nothing changed"
-        );
-    }
-
-    #[test]
-    fn the_transition_time_moves_only_when_ready_flips() {
-        let foo = foo_with(2, 1, FooStatus::default());
-        let not_ready = desired_status(&foo, &deployment_with(1)).unwrap();
-        let since = not_ready.conditions[0].last_transition_time;
-        // Still not ready, with another count: same transition time.
-        let foo = foo_with(3, 2, not_ready);
-        let still = desired_status(&foo, &deployment_with(2)).unwrap();
-        assert_eq!(still.conditions[0].status, "False");
-        assert_eq!(still.conditions[0].last_transition_time, since);
-        assert_eq!(still.observed_generation, 2);
-    }
-
-    #[test]
-    fn the_new_deployment_is_controlled_by_its_foo() {
-        let mut foo = Foo::new("ns", "f", "d", 3);
-        foo.metadata.uid = "uid-1".into();
-        let deployment = new_deployment(&foo);
-        assert!(controlled_by(&deployment, &foo));
-        let mut other = foo.clone();
-        other.metadata.uid = "uid-2".into();
-        assert!(
-            !controlled_by(&deployment, &other),
-            "same name, another Foo"
-        );
-        assert_eq!(deployment.spec.replicas, Some(3));
     }
 }

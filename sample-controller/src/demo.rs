@@ -5,14 +5,17 @@
 //! would to a real cluster: it installs the Foo CRD from `artifacts/crd.yaml`, starts the
 //! controller, and plays a short scenario, printing what happens:
 //!
-//! 1. two Foos are created: the controller creates their Deployments and reports them Ready;
+//! 1. two Foos are created: the controller puts its finalizer on them, creates their
+//!    Deployments, records them in the `foo-records` ConfigMap and reports them Ready;
 //! 2. one Foo is scaled: its Deployment follows;
 //! 3. a Foo asks for a Deployment that someone else owns: the controller refuses and records
 //!    a Warning event;
-//! 4. a Foo is deleted: garbage collection removes its Deployment;
-//! 5. the final Foos and Deployments are printed, and every Foo that owns its Deployment must
-//!    have converged (Deployment with the wanted replicas, Ready, observedGeneration current),
-//!    or the demo fails;
+//! 4. a Foo is deleted: the API server only marks it, because of the finalizer; the
+//!    controller removes its record, then the finalizer, and the Foo goes; garbage collection
+//!    then removes its Deployment;
+//! 5. the final Foos, Deployments and records are printed, and every Foo that owns its
+//!    Deployment must have converged (Deployment with the wanted replicas, Ready,
+//!    observedGeneration current, recorded), or the demo fails;
 //! 6. the controller shuts down cleanly.
 //!
 //! The simulator has no kube-controller-manager, so nothing would ever start the Deployments'
@@ -25,14 +28,16 @@ use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
 use clientgo_rest::{
-    DeleteParams, DynamicClient, ListParams, PatchParams, PatchType, PostParams, ResourceClient,
-    RestClient,
+    DeleteParams, Deleted, DynamicClient, ListParams, PatchParams, PatchType, PostParams,
+    ResourceClient, RestClient,
 };
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::{self, Options};
+use crate::finalizer::FINALIZER;
 use crate::foo::Foo;
+use crate::records::{self, RECORDS};
 
 const NAMESPACE: &str = "default";
 
@@ -53,13 +58,18 @@ pub async fn run() -> Result<(), String> {
         ..KubeconfigOptions::default()
     })
     .map_err(|e| e.to_string())?;
+    // Three clients, as there would be three processes: the controller, kube-controller-
+    // manager (stood in for below) and the user's kubectl. Each has its own client-side
+    // rate limit (client-go's 5 requests per second, bursts of 10).
     let client = RestClient::new(&config).map_err(|e| e.to_string())?;
+    let controller_client = RestClient::new(&config).map_err(|e| e.to_string())?;
+    let stand_in_client = RestClient::new(&config).map_err(|e| e.to_string())?;
 
     crate::foo::install_crd(&client).await?;
     say("installed the Foo CRD (samplecontroller.k8s.io/v1alpha1)");
     let cancel = CancellationToken::new();
     let controller_run = tokio::spawn(app::run(
-        client.clone(),
+        controller_client,
         Options {
             namespace: Some(NAMESPACE.to_owned()),
             ..Options::default()
@@ -67,7 +77,7 @@ pub async fn run() -> Result<(), String> {
         cancel.clone(),
     ));
     let stand_in = tokio::spawn(stand_in_for_controller_manager(
-        client.clone(),
+        stand_in_client,
         cancel.clone(),
     ));
 
@@ -109,6 +119,24 @@ async fn scenario(client: &RestClient) -> Result<(), String> {
     for (name, replicas) in [("example-foo", 1), ("web", 3)] {
         wait_ready(&foos, name, replicas).await?;
     }
+    let example = foos
+        .get("example-foo", &Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    say(&format!(
+        "   Foo example-foo carries the finalizers {:?}: it cannot go before the controller has cleaned up",
+        example.metadata.finalizers
+    ));
+    let recorded = wait_for("the record of example-foo", || async {
+        records::entry(client, NAMESPACE, "example-foo")
+            .await
+            .ok()
+            .flatten()
+    })
+    .await?;
+    say(&format!(
+        "   ConfigMap {RECORDS} (no owner, so garbage collection will not touch it): example-foo -> {recorded}"
+    ));
 
     say("2. scaling Foo web to 5 replicas");
     let patch = serde_json::json!({"spec": {"replicas": 5}});
@@ -118,7 +146,7 @@ async fn scenario(client: &RestClient) -> Result<(), String> {
     wait_ready(&foos, "web", 5).await?;
 
     say("3. a Deployment named taken exists, owned by nobody; Foo intruder asks for it");
-    let taken = crate::controller::new_deployment(&Foo::new(NAMESPACE, "nobody", "taken", 1));
+    let taken = crate::desired::new_deployment(&Foo::new(NAMESPACE, "nobody", "taken", 1));
     let mut taken = taken;
     taken.metadata.owner_references = None;
     deployments
@@ -160,10 +188,50 @@ async fn scenario(client: &RestClient) -> Result<(), String> {
     }
     say("   the foreign Deployment was left alone");
 
-    say("4. deleting Foo example-foo: its Deployment goes with it (garbage collection)");
-    foos.delete("example-foo", &DeleteParams::default())
+    say("4. deleting Foo example-foo");
+    let deleted = foos
+        .delete("example-foo", &DeleteParams::default())
         .await
         .map_err(|e| e.to_string())?;
+    if let Deleted::Object(marked) = deleted {
+        if let Some(at) = marked.metadata.deletion_timestamp {
+            say(&format!(
+                "   the API server marked it (deletionTimestamp {at}) but keeps it while finalizer {FINALIZER} is on"
+            ));
+        }
+    }
+    let cleaned = wait_for("the controller to clean up example-foo", || async {
+        let list: ObjectList<DynamicObject> = events.list(&ListParams::default()).await.ok()?;
+        list.items.into_iter().find(|e| {
+            e.data["reason"] == crate::controller::CLEANED_UP
+                && e.data["involvedObject"]["name"] == "example-foo"
+        })
+    })
+    .await?;
+    say(&format!(
+        "   {} {}: {}",
+        cleaned.data["type"].as_str().unwrap_or(""),
+        cleaned.data["reason"].as_str().unwrap_or(""),
+        cleaned.data["message"].as_str().unwrap_or("")
+    ));
+    wait_for("Foo example-foo to be gone", || async {
+        match foos.get("example-foo", &Default::default()).await {
+            Err(e) if e.is_not_found() => Some(()),
+            _ => None,
+        }
+    })
+    .await?;
+    if records::entry(client, NAMESPACE, "example-foo")
+        .await
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
+        return Err("Foo example-foo is gone but its record is still there".into());
+    }
+    say(&format!(
+        "   its entry in {RECORDS} went first, then the finalizer; then the API server removed the Foo"
+    ));
+    say("   garbage collection now removes the Deployment it owned");
     wait_for("Deployment example-foo to be deleted", || async {
         match deployments.get("example-foo", &Default::default()).await {
             Err(e) if e.is_not_found() => Some(()),
@@ -172,12 +240,13 @@ async fn scenario(client: &RestClient) -> Result<(), String> {
     })
     .await?;
     say("   Deployment example-foo is gone");
-    final_state(&foos, &deployments).await
+    final_state(client, &foos, &deployments).await
 }
 
-/// Prints the Foos and Deployments as they ended, and checks that every Foo whose
+/// Prints the Foos, Deployments and records as they ended, and checks that every Foo whose
 /// Deployment is its own has converged.
 async fn final_state(
+    client: &RestClient,
     foos: &ResourceClient<Foo>,
     deployments: &ResourceClient<Deployment>,
 ) -> Result<(), String> {
@@ -219,7 +288,11 @@ async fn final_state(
         let Some(owned) = owned else {
             continue; // refused on purpose (step 3): its Deployment belongs to someone else
         };
+        let recorded = records::entry(client, NAMESPACE, &foo.metadata.name)
+            .await
+            .map_err(|e| e.to_string())?;
         let converged = owned.spec.replicas == foo.spec.replicas
+            && recorded.as_deref() == Some(foo.spec.deployment_name.as_str())
             && ready == "True"
             && foo.status.observed_generation == foo.metadata.generation
             && owned.status.as_ref().and_then(|s| s.available_replicas)
@@ -237,6 +310,16 @@ async fn final_state(
             deployment.metadata.name.as_deref().unwrap_or(""),
             deployment.spec.replicas.unwrap_or(1),
             owner,
+        ));
+    }
+    for foo in &foos {
+        let recorded = records::entry(client, NAMESPACE, &foo.metadata.name)
+            .await
+            .map_err(|e| e.to_string())?;
+        say(&format!(
+            "   {RECORDS}: {:<12} -> {}",
+            foo.metadata.name,
+            recorded.as_deref().unwrap_or("-")
         ));
     }
     if unconverged.is_empty() {

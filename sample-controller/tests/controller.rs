@@ -1,107 +1,25 @@
 //! The controller against apiserver-sim, end to end, on tokio's paused clock: create, scale,
 //! refuse a foreign Deployment, settle without hot-looping, garbage-collect, shut down.
 
-use std::future::Future;
-use std::sync::Arc;
+mod support;
+
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, Object};
-use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
-use clientgo_rest::config::Config;
-use clientgo_rest::{
-    DeleteParams, DynamicClient, ListParams, PatchParams, PatchType, PostParams, ResourceClient,
-    RestClient,
-};
-use clientgo_sample_controller::app::{self, Options};
-use clientgo_sample_controller::controller::Controller;
+use clientgo_rest::{DeleteParams, DynamicClient, ListParams, PatchParams, PatchType, PostParams};
 use clientgo_sample_controller::foo::Foo;
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use support::{CONTROLLER_AGENT, Cluster, Running, eventually, options};
 
-struct Env {
-    _sim: ApiServerSim,
-    client: RestClient,
-    foos: ResourceClient<Foo>,
-    deployments: ResourceClient<Deployment>,
-    cancel: CancellationToken,
-    run: JoinHandle<Result<Arc<Controller>, String>>,
-}
-
-async fn start() -> Env {
-    let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
-    let client = RestClient::new(&Config::new(sim.url().parse().unwrap())).unwrap();
-    clientgo_sample_controller::foo::install_crd(&client)
-        .await
-        .unwrap();
-    let cancel = CancellationToken::new();
-    let run = tokio::spawn(app::run(
-        client.clone(),
-        Options {
-            namespace: Some("default".into()),
-            resync: Duration::from_secs(10),
-            ..Options::default()
-        },
-        cancel.clone(),
-    ));
-    Env {
-        foos: ResourceClient::namespaced(&client, "default"),
-        deployments: ResourceClient::namespaced(&client, "default"),
-        _sim: sim,
-        client,
-        cancel,
-        run,
-    }
-}
-
-impl Env {
-    async fn stop(self) -> Arc<Controller> {
-        self.cancel.cancel();
-        tokio::time::timeout(Duration::from_secs(60), self.run)
-            .await
-            .expect("the controller stops")
-            .unwrap()
-            .unwrap()
-    }
-
-    /// What kube-controller-manager would do: mark the Deployment's replicas available.
-    async fn make_available(&self, name: &str) {
-        let mut deployment = self
-            .deployments
-            .get(name, &Default::default())
-            .await
-            .unwrap();
-        let wanted = deployment.spec.replicas.unwrap_or(1);
-        deployment.status = Some(DeploymentStatus {
-            available_replicas: Some(wanted),
-            replicas: Some(wanted),
-            ..DeploymentStatus::default()
-        });
-        self.deployments
-            .update_status(name, &deployment, &PostParams::default())
-            .await
-            .unwrap();
-    }
-}
-
-/// Checks `condition` every 100 ms of (paused) time, for at most 60 s.
-async fn eventually<T, F, Fut>(what: &str, condition: F) -> T
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    for _ in 0..600 {
-        if let Some(value) = condition().await {
-            return value;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
+/// A sim with the CRD, and the controller running against it.
+async fn start() -> (Cluster, Running) {
+    let cluster = Cluster::start().await;
+    let running = cluster.launch(CONTROLLER_AGENT, options(), None);
+    (cluster, running)
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_foo_gets_an_owned_deployment_and_reports_ready() {
-    let env = start().await;
+    let (env, running) = start().await;
     let foo = env
         .foos
         .create(
@@ -149,12 +67,12 @@ async fn a_foo_gets_an_owned_deployment_and_reports_ready() {
     let condition = ready.condition("Ready").unwrap();
     assert_ne!(condition.last_transition_time, None);
     assert!(condition.last_transition_time >= first_transition);
-    env.stop().await;
+    running.stop().await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_deployment_follows_the_foo_and_the_loop_settles() {
-    let env = start().await;
+    let (env, running) = start().await;
     env.foos
         .create(
             &Foo::new("default", "web", "web", 1),
@@ -220,16 +138,15 @@ async fn the_deployment_follows_the_foo_and_the_loop_settles() {
             .resource_version(),
         deployment_rv
     );
-    let controller = env.stop().await;
+    let controller = running.stop().await;
     assert_eq!(controller.stats().panicked.get(), 0);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_foreign_deployment_is_refused_with_a_warning_event() {
-    let env = start().await;
-    let mut foreign = clientgo_sample_controller::controller::new_deployment(&Foo::new(
-        "default", "x", "taken", 1,
-    ));
+    let (env, running) = start().await;
+    let mut foreign =
+        clientgo_sample_controller::desired::new_deployment(&Foo::new("default", "x", "taken", 1));
     foreign.metadata.owner_references = None;
     env.deployments
         .create(&foreign, &PostParams::default())
@@ -271,13 +188,13 @@ async fn a_foreign_deployment_is_refused_with_a_warning_event() {
         .unwrap();
     assert_eq!(taken.spec.replicas, Some(1), "not touched");
     assert!(taken.metadata.owner_references.is_none(), "not adopted");
-    let controller = env.stop().await;
+    let controller = running.stop().await;
     assert!(controller.stats().failed.get() >= 1, "retried with backoff");
 }
 
 #[tokio::test(start_paused = true)]
 async fn deleting_a_foo_deletes_its_deployment() {
-    let env = start().await;
+    let (env, running) = start().await;
     env.foos
         .create(
             &Foo::new("default", "short-lived", "short-lived", 1),
@@ -307,12 +224,12 @@ async fn deleting_a_foo_deletes_its_deployment() {
         }
     })
     .await;
-    env.stop().await;
+    running.stop().await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_deployment_deleted_or_edited_behind_its_back_is_restored() {
-    let env = start().await;
+    let (env, running) = start().await;
     env.foos
         .create(
             &Foo::new("default", "web", "web", 2),
@@ -355,5 +272,5 @@ async fn a_deployment_deleted_or_edited_behind_its_back_is_restored() {
     })
     .await;
     assert_eq!(recreated.spec.replicas, Some(2));
-    env.stop().await;
+    running.stop().await;
 }

@@ -99,6 +99,8 @@ async fn metrics_and_probes() {
     for family in [
         r#"workqueue_adds_total{name="Foos"}"#,
         "rest_client_requests_total",
+        "reflector_lists_total",
+        "informer_cache_objects",
         "sample_controller_reconcile_panics_total 0",
     ] {
         assert!(metrics.contains(family), "missing {family} in:\n{metrics}");

@@ -1,0 +1,199 @@
+//! What the integration tests share: an apiserver-sim with the Foo CRD installed, a
+//! controller running against it under its own user agent (so the sim's request log tells
+//! its requests from the test's), and a bounded wait on paused time.
+
+#![allow(dead_code)] // each test file uses its own part of it
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apiserver_sim::requests::RecordedRequest;
+use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
+use clientgo_rest::config::Config;
+use clientgo_rest::{PostParams, ResourceClient, RestClient};
+use clientgo_sample_controller::app::{self, Options};
+use clientgo_sample_controller::controller::Controller;
+use clientgo_sample_controller::foo::Foo;
+use clientgo_sample_controller::records;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+use prometheus_client::registry::Registry;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// The user agent of the controller under test (the test's own client keeps the default).
+pub const CONTROLLER_AGENT: &str = "sample-controller-under-test";
+
+/// A sim with the CRD installed, and a client for the test itself.
+pub struct Cluster {
+    pub sim: ApiServerSim,
+    pub client: RestClient,
+    pub foos: ResourceClient<Foo>,
+    pub deployments: ResourceClient<Deployment>,
+}
+
+/// A controller started by [`Cluster::launch`].
+pub struct Running {
+    pub controller: Arc<Controller>,
+    pub cancel: CancellationToken,
+    pub run: JoinHandle<Result<Arc<Controller>, String>>,
+    ready: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+/// The options every test starts from: the `default` namespace, a 10 s resync.
+pub fn options() -> Options {
+    Options {
+        namespace: Some("default".into()),
+        resync: Duration::from_secs(10),
+        ..Options::default()
+    }
+}
+
+impl Cluster {
+    pub async fn start() -> Cluster {
+        let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
+        let client = RestClient::new(&Config::new(sim.url().parse().unwrap())).unwrap();
+        clientgo_sample_controller::foo::install_crd(&client)
+            .await
+            .unwrap();
+        Cluster {
+            foos: ResourceClient::namespaced(&client, "default"),
+            deployments: ResourceClient::namespaced(&client, "default"),
+            sim,
+            client,
+        }
+    }
+
+    /// A client that identifies itself as `user_agent`.
+    pub fn client_as(&self, user_agent: &str) -> RestClient {
+        let mut config = Config::new(self.sim.url().parse().unwrap());
+        config.user_agent = user_agent.to_owned();
+        RestClient::new(&config).unwrap()
+    }
+
+    /// Builds a controller with `options`, sending as `user_agent` (and its metrics to
+    /// `registry`), and runs it.
+    pub fn launch(
+        &self,
+        user_agent: &str,
+        options: Options,
+        registry: Option<&mut Registry>,
+    ) -> Running {
+        let built = app::build(self.client_as(user_agent), options, registry).unwrap();
+        let controller = built.controller();
+        let ready = Box::new(built.ready());
+        let cancel = CancellationToken::new();
+        let run = tokio::spawn(built.run(cancel.clone()));
+        Running {
+            controller,
+            cancel,
+            run,
+            ready,
+        }
+    }
+
+    pub async fn create_foo(&self, name: &str, deployment: &str, replicas: i32) -> Foo {
+        self.foos
+            .create(
+                &Foo::new("default", name, deployment, replicas),
+                &PostParams::default(),
+            )
+            .await
+            .unwrap()
+    }
+
+    /// What kube-controller-manager would do: mark the Deployment's replicas available.
+    pub async fn make_available(&self, name: &str) {
+        let mut deployment = self
+            .deployments
+            .get(name, &Default::default())
+            .await
+            .unwrap();
+        let wanted = deployment.spec.replicas.unwrap_or(1);
+        deployment.status = Some(DeploymentStatus {
+            available_replicas: Some(wanted),
+            replicas: Some(wanted),
+            ..DeploymentStatus::default()
+        });
+        self.deployments
+            .update_status(name, &deployment, &PostParams::default())
+            .await
+            .unwrap();
+    }
+
+    /// The Foo's entry in the records ConfigMap.
+    pub async fn record(&self, foo: &str) -> Option<String> {
+        records::entry(&self.client, "default", foo).await.unwrap()
+    }
+
+    /// The Foo, or `None` once it is gone.
+    pub async fn foo(&self, name: &str) -> Option<Foo> {
+        match self.foos.get(name, &Default::default()).await {
+            Ok(foo) => Some(foo),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => panic!("reading foo {name}: {e}"),
+        }
+    }
+
+    /// Waits until Foo `name` reports Ready with the given status, for its current generation.
+    pub async fn wait_ready(&self, name: &str, ready: &str) -> Foo {
+        eventually(&format!("Foo {name} Ready={ready}"), || async {
+            let foo = self.foo(name).await?;
+            (foo.condition("Ready")?.status == ready
+                && foo.status.observed_generation == foo.metadata.generation)
+                .then_some(foo)
+        })
+        .await
+    }
+
+    /// The write requests the controller sent (as `user_agent`) since `mark`.
+    pub fn writes_since(&self, user_agent: &str, mark: u64) -> Vec<RecordedRequest> {
+        self.sim
+            .requests()
+            .since(mark)
+            .into_iter()
+            .filter(|r| r.is_write() && r.user_agent == user_agent)
+            .collect()
+    }
+}
+
+impl Running {
+    /// Whether the controller's caches have synced.
+    pub fn ready(&self) -> bool {
+        (self.ready)()
+    }
+
+    /// Cancels and waits (bounded) for the controller to return.
+    pub async fn stop(self) -> Arc<Controller> {
+        self.cancel.cancel();
+        tokio::time::timeout(Duration::from_secs(120), self.run)
+            .await
+            .expect("the controller stops")
+            .unwrap()
+            .unwrap()
+    }
+}
+
+/// Checks `condition` every 100 ms of (paused) time, for at most 120 s.
+pub async fn eventually<T, F, Fut>(what: &str, condition: F) -> T
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    for _ in 0..1200 {
+        if let Some(value) = condition().await {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// The value of `sample` (a metric name with its labels) in `registry`'s text exposition.
+pub fn metric(registry: &Registry, sample: &str) -> Option<f64> {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}
