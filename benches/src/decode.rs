@@ -3,13 +3,13 @@
 //!
 //! Two forms of a pod are decoded:
 //!
-//! * [`LeanPod`], the form a cache holds: apimachinery's typed [`ObjectMeta`] (with
-//!   `managedFields` kept as raw JSON, as client-go keeps them as bytes), and `spec` and
-//!   `status` kept as raw JSON text (`Box<RawValue>`), validated but not built into a tree.
-//!   This is the main figure. Because it leaves the spec and status undecoded, D1 also reports
-//!   `typed_view_mb_per_s`: the cost of materializing a typed view ([`PodView`]: the metadata
-//!   already there, k8s-openapi's `PodSpec` and `PodStatus` decoded from the raw text) of all
-//!   10,000 pods, and `lean_then_view_mb_per_s`, both steps together.
+//! * [`LeanPod`], the form a cache holds: apimachinery's [`Compact<Pod>`](Compact)
+//!   (metadata parsed with its strings packed, `managedFields` and everything else kept as
+//!   raw JSON text, validated but not built into a tree; see `apimachinery/src/compact/`).
+//!   This is the main figure. Because it leaves the spec and status undecoded, D1 also
+//!   reports `typed_view_mb_per_s`: the cost of materializing k8s-openapi's typed `Pod`
+//!   ([`Compact::to_typed`]) of all 10,000 pods, and `lean_then_view_mb_per_s`, both steps
+//!   together.
 //! * k8s-openapi's typed `Pod` (through the apimachinery crate's `k8s-openapi` feature), as
 //!   client-go's typed decode and kube-rs do it: workload `D1typed`.
 //!
@@ -25,13 +25,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use clientgo_apimachinery::{ObjectList, ObjectMeta};
+use clientgo_apimachinery::{Compact, ObjectList};
 use clientgo_watch::Watch;
 use http_body::{Body, Frame};
-use k8s_openapi::api::core::v1::{Pod, PodSpec, PodStatus};
-use serde::Deserialize;
+use k8s_openapi::api::core::v1::Pod;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::{median, pods, process};
@@ -45,49 +43,8 @@ pub const W1_EVENTS: usize = 10_000;
 const W1_PODS: usize = 2_000;
 const W1_CHUNK: usize = 16 * 1024;
 
-/// A pod as a cache holds it: typed metadata, the rest raw. See the module documentation.
-#[derive(Debug, Deserialize)]
-pub struct LeanPod {
-    /// The metadata, typed (`managedFields` raw).
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    /// The spec, as raw JSON.
-    #[serde(default)]
-    pub spec: Option<Box<RawValue>>,
-    /// The status, as raw JSON.
-    #[serde(default)]
-    pub status: Option<Box<RawValue>>,
-}
-
-/// A typed view of a [`LeanPod`].
-#[derive(Debug)]
-pub struct PodView<'a> {
-    /// The metadata, borrowed.
-    pub metadata: &'a ObjectMeta,
-    /// The spec, decoded.
-    pub spec: Option<PodSpec>,
-    /// The status, decoded.
-    pub status: Option<PodStatus>,
-}
-
-impl LeanPod {
-    /// Decodes the spec and status into k8s-openapi's types.
-    pub fn view(&self) -> Result<PodView<'_>, serde_json::Error> {
-        Ok(PodView {
-            metadata: &self.metadata,
-            spec: self
-                .spec
-                .as_deref()
-                .map(|r| serde_json::from_str(r.get()))
-                .transpose()?,
-            status: self
-                .status
-                .as_deref()
-                .map(|r| serde_json::from_str(r.get()))
-                .transpose()?,
-        })
-    }
-}
+/// A pod as a cache holds it. See the module documentation.
+pub type LeanPod = Compact<Pod>;
 
 /// Decodes a PodList into lean pods.
 pub fn decode_lean(bytes: &[u8]) -> ObjectList<LeanPod> {
@@ -157,8 +114,8 @@ pub fn d1() -> Value {
             let (views, view_time) = timed(|| {
                 list.items
                     .iter()
-                    .map(|p| p.view().expect("the spec and status decode"))
-                    .collect::<Vec<PodView<'_>>>()
+                    .map(|p| p.to_typed().expect("the typed pod decodes"))
+                    .collect::<Vec<Pod>>()
             });
             std::hint::black_box(&views);
             vec![
@@ -261,6 +218,7 @@ pub fn w1() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clientgo_apimachinery::Object;
 
     #[test]
     fn lean_and_typed_forms_agree() {
@@ -269,11 +227,9 @@ mod tests {
         let typed = decode_typed(&bytes);
         assert_eq!(lean.items.len(), 50);
         for (l, t) in lean.items.iter().zip(&typed.items) {
-            assert_eq!(Some(&l.metadata.name), t.metadata.name.as_ref());
-            assert!(l.metadata.managed_fields.is_some());
-            let view = l.view().unwrap();
-            assert_eq!(view.spec, t.spec);
-            assert_eq!(view.status, t.status);
+            assert_eq!(Some(l.name()), t.metadata.name.as_deref());
+            assert!(l.metadata.managed_fields().is_some());
+            assert_eq!(&l.to_typed().unwrap(), t);
         }
     }
 

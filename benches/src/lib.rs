@@ -9,8 +9,10 @@
 #![deny(missing_docs)]
 
 pub mod decode;
+pub mod informer;
 pub mod pods;
 pub mod process;
+pub mod store;
 pub mod workloads;
 
 /// splitmix64, the seeded generator the benchmark plan prescribes for random delays.

@@ -17,8 +17,19 @@ use serde_json::{Value, json};
 
 use crate::SplitMix64;
 
-/// The environment variable naming a pre-generated PodList file.
+/// The environment variable naming a pre-generated PodList file of 10,000 pods (D1).
 pub const PODLIST_ENV: &str = "CLIENTGO_BENCH_PODLIST";
+/// The environment variable naming a pre-generated PodList file of 100,000 pods (S1).
+pub const PODLIST_100K_ENV: &str = "CLIENTGO_BENCH_PODLIST_100K";
+
+/// The environment variable naming a pre-generated file of `pods` pods, if there is one.
+pub fn podlist_env(pods: usize) -> Option<&'static str> {
+    match pods {
+        10_000 => Some(PODLIST_ENV),
+        100_000 => Some(PODLIST_100K_ENV),
+        _ => None,
+    }
+}
 /// The environment variable saying how that file was made (`gen-podlist.py` or
 /// `rust-generator`), for the report.
 pub const PODLIST_SOURCE_ENV: &str = "CLIENTGO_BENCH_PODLIST_SOURCE";
@@ -79,7 +90,8 @@ pub fn python_podlist(pods: usize) -> Option<Vec<u8>> {
 
 /// A PodList of `pods` pods: see the module documentation for where it comes from.
 pub fn podlist(pods: usize) -> (Vec<u8>, Source) {
-    if let Some(bytes) = std::env::var_os(PODLIST_ENV).and_then(|p| std::fs::read(p).ok()) {
+    let file = podlist_env(pods).and_then(std::env::var_os);
+    if let Some(bytes) = file.and_then(|p| std::fs::read(p).ok()) {
         return (bytes, Source::File);
     }
     generated(pods)

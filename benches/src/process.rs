@@ -21,6 +21,46 @@ pub fn peak_rss_kib() -> Option<u64> {
     status_kib("VmHWM")
 }
 
+/// CPU seconds (user + system) this process has used so far, from `getrusage`; 0 where
+/// unavailable.
+pub fn cpu_seconds() -> f64 {
+    cpu_seconds_impl()
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn cpu_seconds_impl() -> f64 {
+    /// glibc's `struct timeval` and `struct rusage` on 64-bit Linux.
+    #[repr(C)]
+    #[derive(Default)]
+    struct TimeVal {
+        sec: i64,
+        usec: i64,
+    }
+    #[repr(C)]
+    #[derive(Default)]
+    struct RUsage {
+        utime: TimeVal,
+        stime: TimeVal,
+        rest: [i64; 14],
+    }
+    unsafe extern "C" {
+        fn getrusage(who: i32, usage: *mut RUsage) -> i32;
+    }
+    const RUSAGE_SELF: i32 = 0;
+    let mut usage = RUsage::default();
+    // SAFETY: `usage` is a valid, writable `struct rusage` of the platform's layout.
+    if unsafe { getrusage(RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let seconds = |t: &TimeVal| t.sec as f64 + t.usec as f64 / 1e6;
+    seconds(&usage.utime) + seconds(&usage.stime)
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn cpu_seconds_impl() -> f64 {
+    0.0
+}
+
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn trim_heap() {
     unsafe extern "C" {
@@ -44,6 +84,11 @@ mod tests {
             assert!(resident > 0);
             // The peak only grows, so a later reading is at least the earlier resident size.
             assert!(super::peak_rss_kib().unwrap() >= resident);
+            // Some CPU time has been used by now, and it never goes backwards.
+            let spent = super::cpu_seconds();
+            let spin: u64 = (0..2_000_000u64).fold(0, |a, b| a.wrapping_add(b * b));
+            std::hint::black_box(spin);
+            assert!(spent > 0.0 && super::cpu_seconds() >= spent);
         }
     }
 }

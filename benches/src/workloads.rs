@@ -7,8 +7,11 @@
 //! | Q2 | delaying queue: 100,000 `add_after` with delays uniform in 0..500 ms, 2 workers; lateness |
 //! | Q2m | delaying queue memory: bytes per waiting item, 1,000,000 items waiting (keys excluded) |
 //! | Q3 | rate-limited requeue: 100,000 keys, each requeued 3 times (exponential 1 ms .. 10 ms), 4 workers |
+//! | S1 | 100,000 pods inserted into an indexed store; `by_index` and `list` (see [`store`](crate::store)) |
+//! | S1typed | the same with k8s-openapi's typed `Pod` |
 //! | D1 | a PodList of 10,000 pods decoded into the lean form a cache holds (see [`decode`](crate::decode)) |
 //! | D1typed | the same PodList decoded into k8s-openapi's typed `Pod` |
+//! | I1 | an informer syncing 10,000 ConfigMaps, then seeing 10,000 patches (see [`informer`](crate::informer)) |
 //! | W1 | a recorded stream of 10,000 pod events through `Watch<T>`, lean and typed |
 //!
 //! Keys are `Arc<str>` formatted before the timer starts (a cheap-to-clone key, as Go's strings
@@ -30,7 +33,9 @@ use crate::SplitMix64;
 use crate::process;
 
 /// Every workload `bench-report` knows, in the order it runs them.
-pub const ALL: &[&str] = &["Q1", "Q1p4", "Q2", "Q2m", "Q3", "D1", "D1typed", "W1"];
+pub const ALL: &[&str] = &[
+    "Q1", "Q1p4", "Q2", "Q2m", "Q3", "S1", "S1typed", "D1", "D1typed", "W1", "I1",
+];
 
 /// Runs workload `id` once in this process; `None` for an unknown id.
 pub fn run(id: &str) -> Option<Value> {
@@ -40,9 +45,12 @@ pub fn run(id: &str) -> Option<Value> {
         "Q2" => runtime().block_on(delaying_lateness()),
         "Q2m" => runtime().block_on(delaying_memory()),
         "Q3" => runtime().block_on(rate_limited_requeue()),
+        "S1" => crate::store::s1(),
+        "S1typed" => crate::store::s1_typed(),
         "D1" => crate::decode::d1(),
         "D1typed" => crate::decode::d1_typed(),
         "W1" => crate::decode::w1(),
+        "I1" => crate::informer::i1(),
         _ => return None,
     };
     Some(figures)

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use clientgo_benches::{decode, median, pods, workloads};
+use clientgo_benches::{decode, median, pods, store, workloads};
 use serde_json::{Map, Value, json};
 
 const DEFAULT_RUNS: usize = 3;
@@ -17,6 +17,10 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [flag, id] if flag == "--child" => child(id),
+        [flag] if flag == "--i1-helper" => {
+            clientgo_benches::informer::helper();
+            ExitCode::SUCCESS
+        }
         _ => match parse(&args) {
             Ok((runs, ids)) => report(runs, &ids),
             Err(message) => {
@@ -68,25 +72,36 @@ fn child(id: &str) -> ExitCode {
     }
 }
 
-/// Generates D1's PodList once for every child (gen-podlist.py takes seconds), unless the
-/// caller named a file; returns the file to remove at the end.
-fn prepare_podlist(ids: &[String], command: &mut Vec<(String, String)>) -> Option<PathBuf> {
-    let needed = ids.iter().any(|id| id.starts_with("D1"));
-    if !needed || std::env::var_os(pods::PODLIST_ENV).is_some() {
-        return None;
+/// Generates the PodLists of D1 (10,000 pods) and S1 (100,000) once for every child
+/// (gen-podlist.py takes seconds), unless the caller named files; returns the files to remove
+/// at the end.
+fn prepare_podlists(ids: &[String], command: &mut Vec<(String, String)>) -> Vec<PathBuf> {
+    let mut made = Vec::new();
+    for (prefix, count) in [("D1", decode::D1_PODS), ("S1", store::S1_PODS)] {
+        let Some(var) = pods::podlist_env(count) else {
+            continue;
+        };
+        let needed = ids.iter().any(|id| id.starts_with(prefix));
+        if !needed || std::env::var_os(var).is_some() {
+            continue;
+        }
+        let (bytes, source) = pods::generated(count);
+        let path = std::env::temp_dir().join(format!(
+            "clientgo-podlist-{count}-{}.json",
+            std::process::id()
+        ));
+        if let Err(err) = std::fs::write(&path, bytes) {
+            eprintln!(
+                "bench-report: cannot write {}: {err}; each run generates its own",
+                path.display()
+            );
+            continue;
+        }
+        command.push((var.into(), path.display().to_string()));
+        command.push((pods::PODLIST_SOURCE_ENV.into(), source.as_str()));
+        made.push(path);
     }
-    let (bytes, source) = pods::generated(decode::D1_PODS);
-    let path = std::env::temp_dir().join(format!("clientgo-podlist-{}.json", std::process::id()));
-    if let Err(err) = std::fs::write(&path, bytes) {
-        eprintln!(
-            "bench-report: cannot write {}: {err}; each run generates its own",
-            path.display()
-        );
-        return None;
-    }
-    command.push((pods::PODLIST_ENV.into(), path.display().to_string()));
-    command.push((pods::PODLIST_SOURCE_ENV.into(), source.as_str()));
-    Some(path)
+    made
 }
 
 fn report(runs: usize, ids: &[String]) -> ExitCode {
@@ -98,9 +113,9 @@ fn report(runs: usize, ids: &[String]) -> ExitCode {
         }
     };
     let mut env = Vec::new();
-    let podlist = prepare_podlist(ids, &mut env);
+    let podlists = prepare_podlists(ids, &mut env);
     let code = run_all(&exe, runs, ids, &env);
-    if let Some(path) = podlist {
+    for path in podlists {
         let _ = std::fs::remove_file(path);
     }
     code
