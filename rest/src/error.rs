@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`Error::Api`] | the server answered with a non-2xx status | `*errors.StatusError` |
 //! | [`Error::Transport`] | no usable answer: connect, TLS, I/O, timeout | `*url.Error` |
-//! | [`Error::Decode`] | a 2xx body is not the expected type | decoder errors |
+//! | [`Error::Decode`] | a 2xx body is not the expected type (for a list, see [`ListFailure`]) | decoder errors |
 //! | [`Error::Config`] | a credential could not be obtained (exec plugin, token file) | exec / token source errors |
 //! | [`Error::InvalidConfig`] | the configuration cannot make a transport | `transport.New` errors |
 //! | [`Error::InvalidRequest`] | the request builder was misused | `RequestConstructionError` and friends |
@@ -291,12 +291,18 @@ impl fmt::Display for ErrorChain<'_> {
 }
 
 /// A successful response whose body is not the expected type.
-#[derive(Debug, thiserror::Error)]
-#[error("unable to decode the response body ({body_len} bytes) as {type_name}: {message}")]
+///
+/// For a body decoded whole, `message`, `line` and `column` are serde's and `body_len` is the
+/// body's size. For a list decoded item by item ([`list_decode`](crate::list_decode)),
+/// [`list`](DecodeError::list) says what failed; `body_len` is then how much of the body had
+/// been read, and `line` and `column` are within the failing item (0 when not known).
+#[derive(Debug)]
+#[non_exhaustive]
 pub struct DecodeError {
-    /// The Rust type that was expected, e.g. `clientgo_apimachinery::ObjectList<Pod>`.
+    /// The Rust type that was expected, e.g. `clientgo_apimachinery::ObjectList<Pod>` (for a
+    /// list item that failed, the item's type).
     pub type_name: &'static str,
-    /// serde's description, with its position.
+    /// serde's description, with its position; or what is wrong with a list's JSON.
     pub message: String,
     /// 1-based line of the error.
     pub line: usize,
@@ -304,6 +310,30 @@ pub struct DecodeError {
     pub column: usize,
     /// The size of the body.
     pub body_len: usize,
+    /// What failed, when a list was decoded item by item.
+    pub list: Option<ListFailure>,
+}
+
+/// What failed decoding a list item by item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListFailure {
+    /// The body is not the JSON of a list: a byte that cannot be where it is, at `offset`
+    /// from the start of the body (or a top-level key that is not a valid string).
+    Syntax {
+        /// The byte's offset in the body.
+        offset: u64,
+    },
+    /// The body ended before the list did.
+    Truncated,
+    /// The item at `index` (from 0) is not of the expected type, or not valid JSON.
+    Item {
+        /// The item's index in `items`.
+        index: usize,
+    },
+    /// A member other than the items (`kind`, `apiVersion`, `metadata`, an `items` that is
+    /// not an array, a repeated member) is not what a list has.
+    Fields,
 }
 
 impl DecodeError {
@@ -315,9 +345,49 @@ impl DecodeError {
             line: error.line(),
             column: error.column(),
             body_len,
+            list: None,
+        }
+    }
+
+    /// A failure decoding a list item by item, after `body_len` bytes of the body.
+    pub(crate) fn for_list(
+        type_name: &'static str,
+        failure: ListFailure,
+        message: String,
+        body_len: u64,
+    ) -> Self {
+        DecodeError {
+            type_name,
+            message,
+            line: 0,
+            column: 0,
+            body_len: usize::try_from(body_len).unwrap_or(usize::MAX),
+            list: Some(failure),
         }
     }
 }
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (len, type_name, message) = (self.body_len, self.type_name, &self.message);
+        match self.list {
+            None => write!(
+                f,
+                "unable to decode the response body ({len} bytes) as {type_name}: {message}"
+            ),
+            Some(ListFailure::Item { index }) => write!(
+                f,
+                "unable to decode item {index} of the list response as {type_name}: {message}"
+            ),
+            Some(_) => write!(
+                f,
+                "unable to decode the list response ({len} bytes read) as {type_name}: {message}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
 
 #[cfg(test)]
 mod tests {

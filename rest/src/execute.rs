@@ -16,7 +16,9 @@
 //!
 //! Then, on the final response: its warnings go to the client's handler; a 2xx is the result;
 //! anything else becomes an [`ApiError`]. `send` observes `rest_client_request_duration_seconds`
-//! after reading the body; `stream` and `watch` after the headers.
+//! after reading the body; `stream` and `watch` after the headers. `send_chunks` (for lists,
+//! decoded as they arrive) is `send` handing a 2xx body over chunk by chunk instead of
+//! collecting it.
 //!
 //! Difference from client-go: when a watch fails at the transport in a way it would retry and
 //! the retries run out, client-go returns an empty, already closed watch instead of an error;
@@ -53,6 +55,22 @@ impl Request {
         let start = Instant::now();
         let call = Call::new(self, Mode::Send)?;
         let result = call.send().await;
+        call.observe_latency(start);
+        result
+    }
+
+    /// Sends the request as [`send`](Request::send) does (same throttling, retries, time limit,
+    /// metrics, warnings and errors) but hands a 2xx body to `on_chunk` chunk by chunk as it
+    /// arrives instead of collecting it; an error from `on_chunk` stops the reading. The body
+    /// is never sent again once it has started: a failure reading it is an error. Returns the
+    /// response's status.
+    pub(crate) async fn send_chunks<F>(self, on_chunk: &mut F) -> Result<StatusCode, Error>
+    where
+        F: FnMut(&[u8]) -> Result<(), Error>,
+    {
+        let start = Instant::now();
+        let call = Call::new(self, Mode::Send)?;
+        let result = call.send_chunks(on_chunk).await;
         call.observe_latency(start);
         result
     }
@@ -131,14 +149,7 @@ impl Call {
         let (response, deadline) = self.attempts().await?;
         let (parts, body) = response.into_parts();
         let read = async { body::collect(body).await.map_err(|e| self.body_error(e)) };
-        let bytes = match deadline {
-            Some(deadline) => tokio::time::timeout_at(deadline, read)
-                .await
-                .map_err(|_| {
-                    self.timeout_error("the time limit passed while reading the response body")
-                })??,
-            None => read.await?,
-        };
+        let bytes = self.within(deadline, read).await?;
         self.handle_warnings(&parts.headers);
         if is_success(parts.status) {
             tracing::debug!(verb = self.verb(), url = %self.url, status = parts.status.as_u16(), bytes = bytes.len(), "response");
@@ -149,6 +160,51 @@ impl Call {
             })
         } else {
             Err(self.api_error(parts.status, &parts.headers, &bytes))
+        }
+    }
+
+    async fn send_chunks<F>(&self, on_chunk: &mut F) -> Result<StatusCode, Error>
+    where
+        F: FnMut(&[u8]) -> Result<(), Error>,
+    {
+        let (response, deadline) = self.attempts().await?;
+        let (parts, body) = response.into_parts();
+        if !is_success(parts.status) {
+            let read = async { body::collect(body).await.map_err(|e| self.body_error(e)) };
+            let bytes = self.within(deadline, read).await?;
+            self.handle_warnings(&parts.headers);
+            return Err(self.api_error(parts.status, &parts.headers, &bytes));
+        }
+        self.handle_warnings(&parts.headers);
+        let read = async {
+            use http_body_util::BodyExt as _;
+            let mut body = body;
+            let mut len = 0;
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| self.body_error(e))?;
+                if let Some(data) = frame.data_ref() {
+                    len += data.len();
+                    on_chunk(data)?;
+                }
+            }
+            Ok(len)
+        };
+        let len = self.within(deadline, read).await?;
+        tracing::debug!(verb = self.verb(), url = %self.url, status = parts.status.as_u16(), bytes = len, "response");
+        Ok(parts.status)
+    }
+
+    /// Runs `read` (of a response body) within the time limit.
+    async fn within<R>(
+        &self,
+        deadline: Option<Instant>,
+        read: impl Future<Output = Result<R, Error>>,
+    ) -> Result<R, Error> {
+        match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, read).await.map_err(|_| {
+                self.timeout_error("the time limit passed while reading the response body")
+            })?,
+            None => read.await,
         }
     }
 

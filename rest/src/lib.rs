@@ -14,6 +14,7 @@
 //! | [`request`] | [`Request`]: verb, namespace, resource, name, subresource, params, body | `rest.Request` |
 //! | `execute` | sending: throttle, retries, time limit, metrics, warnings | `Request.Do`/`Stream`/`Watch` |
 //! | [`resource_client`] | [`ResourceClient`]: get, list, create, update, patch, delete, watch; [`MetadataClient`] for metadata only | typed, dynamic and metadata clients |
+//! | [`list_decode`] | [`ListDecoder`]: list responses decoded item by item as the body arrives | `Result.Into`, which decodes the whole body |
 //! | [`error`], [`api_error`] | [`Error`], [`ApiError`] and its `is_not_found`-style predicates | `errors.StatusError` |
 //! | [`retry`] | when a request is sent again | `rest/with_retry.go` |
 //! | [`warnings`] | `Warning` headers and their [`WarningHandler`] | `rest/warnings.go` |
@@ -79,6 +80,7 @@ pub mod config;
 pub mod discovery;
 pub mod error;
 mod execute;
+pub mod list_decode;
 pub mod metrics;
 pub mod request;
 pub mod resource_client;
@@ -95,7 +97,8 @@ pub use discovery::{
     ApiDiscovery, ApiGroup, DiscoveredResource, DiscoveryClient, FailedGroupVersion, ServerVersion,
     Subresource,
 };
-pub use error::{BoxError, DecodeError, Error, TransportError, TransportErrorKind};
+pub use error::{BoxError, DecodeError, Error, ListFailure, TransportError, TransportErrorKind};
+pub use list_decode::{ListBody, ListDecoder};
 pub use metrics::Metrics;
 pub use request::{
     DeleteParams, GetParams, ListParams, PatchParams, PatchType, PostParams, Preconditions,

@@ -41,6 +41,7 @@ use crate::api_error::ApiError;
 use crate::body::Body;
 use crate::client::{Response, RestClient};
 use crate::error::Error;
+use crate::list_decode::{ListBody, ListDecoder};
 use crate::request::{
     DeleteParams, GetParams, ListParams, PatchParams, PatchType, PostParams, Request, WatchParams,
 };
@@ -275,13 +276,23 @@ impl<T> ResourceClient<T> {
         self.accept(request, false).send().await?.json()
     }
 
-    /// Lists the objects.
+    /// Lists the objects. The items are decoded one by one as the body arrives
+    /// ([`ListDecoder`]); a `Failure` Status in place of the list is an [`Error::Api`], a
+    /// `Success` one an empty list.
     pub async fn list(&self, params: &ListParams) -> Result<ObjectList<T>, Error>
     where
         T: DeserializeOwned,
     {
-        let request = params.apply(self.request(Method::GET));
-        self.accept(request, true).send().await?.json()
+        let request = self.accept(params.apply(self.request(Method::GET)), true);
+        match list_body(request).await? {
+            Deleted::Object(list) => Ok(list),
+            Deleted::Status(status) => Ok(ObjectList {
+                api_version: status.api_version,
+                kind: status.kind,
+                metadata: status.metadata,
+                items: Vec::new(),
+            }),
+        }
     }
 
     /// Creates `object`.
@@ -402,13 +413,31 @@ impl<T> ResourceClient<T> {
         T: DeserializeOwned,
     {
         let request = params.apply(list.apply(self.request(Method::DELETE)));
-        deleted(&self.accept(request, true).send().await?)
+        list_body(self.accept(request, true)).await
     }
 
     /// Opens a watch; decode the body with `clientgo_watch::Watch::<T>::new`.
     pub async fn watch(&self, params: &WatchParams) -> Result<Body, Error> {
         let request = params.apply(self.request(Method::GET));
         self.accept(request, false).watch().await
+    }
+}
+
+/// Sends `request` and decodes the list it answers as it arrives, or the Status in its place
+/// (a `Failure` one is an error, as [`deleted`] makes it).
+async fn list_body<T: DeserializeOwned>(request: Request) -> Result<Deleted<ObjectList<T>>, Error> {
+    let mut decoder = ListDecoder::<T>::new();
+    let code = request
+        .send_chunks(&mut |chunk: &[u8]| decoder.push(chunk).map_err(Error::from))
+        .await?;
+    match decoder.finish()? {
+        ListBody::List(list) => Ok(Deleted::Object(list)),
+        ListBody::Status(status) if status.is_failure() => Err(ApiError {
+            status: *status,
+            http_code: code.as_u16(),
+        }
+        .into()),
+        ListBody::Status(status) => Ok(Deleted::Status(status)),
     }
 }
 

@@ -1,0 +1,603 @@
+//! Decoding a list response item by item as its body arrives: [`ListDecoder`].
+//!
+//! A list response is one JSON object, `{"kind":..,"apiVersion":..,"metadata":{..},
+//! "items":[{..},{..}]}`. client-go reads the whole body into one buffer and decodes it at
+//! once (`Result.Into`); a list of 10,000 pods is then a 29 MB buffer held next to the objects
+//! decoded from it. Here the decoder is fed the body's chunks as the transport hands them over
+//! and decodes each element of `items` as soon as its last byte arrives: what is held at any
+//! time is the items decoded so far, the current chunk, and at most one item's bytes.
+//!
+//! The scanner looks at each byte once and carries its state from one chunk to the next (the
+//! member of the top-level object being read, the open brackets of the current value, inside
+//! a string, after a backslash), as the watch framer (`clientgo_watch::framer`) does for watch
+//! events. Strings are skipped 8 bytes at a time and, past their first 64 bytes, with
+//! `memchr`: about 1.5 GB/s on pod lists, faster than serde parses them. An item that lies
+//! within one chunk is decoded straight from the chunk (`serde_json::from_slice`, no copy:
+//! deserializers that borrow from their input, such as `Compact<K>`'s, borrow from the chunk);
+//! one split across chunks is gathered in a buffer that holds that item only. The other
+//! top-level members (`kind`, `apiVersion`, `metadata`, and any unknown one) are small: they
+//! are copied aside and decoded at the end with `ObjectList`'s own rules (any key order,
+//! unknown members ignored, `"items": null` an empty list, a repeated member an error). A
+//! body whose `kind` is `Status` is returned as that [`Status`](ListBody::Status).
+//!
+//! Measured on 10,000 pods (25.7 MB of JSON, 16 KiB chunks) decoded as `Compact<Pod>`: the
+//! peak goes from 60 MB (body and objects) to 26 MB (the objects), in the same time.
+//!
+//! The structure outside the items is checked as it is scanned, the items and the other
+//! members by serde as they are decoded, so a body is accepted when
+//! `serde_json::from_slice::<ObjectList<T>>` accepts it (but for a top-level array, which
+//! serde takes for a struct and no server sends). Failures are [`DecodeError`]s whose
+//! [`ListFailure`] says what failed: a byte out of place, an item that is not a `T` (with its
+//! index), a body that ends before the list, or a member of the wrong type.
+
+use std::borrow::Cow;
+
+use clientgo_apimachinery::{ObjectList, Status};
+use serde::de::{DeserializeOwned, IgnoredAny};
+
+use crate::error::{DecodeError, ListFailure};
+
+/// A byte JSON never has outside strings.
+const BAD: u8 = 0;
+/// Whitespace, `:` and `,`.
+const GAP: u8 = 1;
+/// A byte of a number or of `true`, `false` or `null`.
+const SCALAR: u8 = 2;
+const QUOTE: u8 = 3;
+const OPEN: u8 = 4;
+const CLOSE: u8 = 5;
+
+/// The class of each byte outside strings.
+static CLASS: [u8; 256] = {
+    const fn mark(mut table: [u8; 256], bytes: &[u8], class: u8) -> [u8; 256] {
+        let mut i = 0;
+        while i < bytes.len() {
+            table[bytes[i] as usize] = class;
+            i += 1;
+        }
+        table
+    }
+    let table = mark([BAD; 256], b" \t\r\n:,", GAP);
+    let table = mark(table, b"-+.0123456789eEtrufalsn", SCALAR);
+    let table = mark(table, b"\"", QUOTE);
+    let table = mark(table, b"{[", OPEN);
+    mark(table, b"}]", CLOSE)
+};
+
+fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// What a list response body held.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ListBody<T> {
+    /// The list.
+    List(ObjectList<T>),
+    /// A `Status` object (`kind: Status`) in place of the list.
+    Status(Box<Status>),
+}
+
+/// Decodes a list response from its chunks. See the module documentation.
+///
+/// ```
+/// use clientgo_rest::list_decode::{ListBody, ListDecoder};
+///
+/// let mut decoder = ListDecoder::<serde_json::Value>::new();
+/// decoder.push(br#"{"kind":"ConfigMapList","metadata":{"resourceVersion":"7"},"items":[{"a""#)?;
+/// decoder.push(br#":1},{"b":2}]}"#)?;
+/// let ListBody::List(list) = decoder.finish()? else { unreachable!() };
+/// assert_eq!(list.resource_version(), "7");
+/// assert_eq!(list.items.len(), 2);
+/// # Ok::<(), clientgo_rest::DecodeError>(())
+/// ```
+pub struct ListDecoder<T> {
+    scanner: Scanner,
+    items: Vec<T>,
+}
+
+impl<T> std::fmt::Debug for ListDecoder<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListDecoder")
+            .field("items", &self.items.len())
+            .field("bytes", &self.scanner.consumed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: DeserializeOwned> Default for ListDecoder<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: DeserializeOwned> ListDecoder<T> {
+    /// A decoder at the start of a body.
+    pub fn new() -> Self {
+        ListDecoder {
+            scanner: Scanner::new::<ObjectList<T>, T>(),
+            items: Vec::new(),
+        }
+    }
+
+    /// Scans the next chunk of the body, decoding the items that end in it.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
+        let items = &mut self.items;
+        self.scanner.push(chunk, &mut |bytes: &[u8]| {
+            items.push(serde_json::from_slice(bytes)?);
+            Ok(())
+        })
+    }
+
+    /// How many items have been decoded so far.
+    pub fn decoded(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The list (or `Status`), once the whole body has been pushed.
+    pub fn finish(self) -> Result<ListBody<T>, DecodeError> {
+        let head = self.scanner.finish()?;
+        Ok(match head {
+            Head::List(list) => ListBody::List(ObjectList {
+                api_version: list.api_version,
+                kind: list.kind,
+                metadata: list.metadata,
+                items: self.items,
+            }),
+            Head::Status(status) => ListBody::Status(status),
+        })
+    }
+}
+
+/// The members other than the items.
+pub(crate) enum Head {
+    /// A list's (its items are empty).
+    List(ObjectList<IgnoredAny>),
+    /// A `Status` in place of a list.
+    Status(Box<Status>),
+}
+
+/// Where the scan of the top-level object is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Before the top-level `{`.
+    Start,
+    /// After `{`: a key or `}`.
+    FirstKey,
+    /// After `,`: a key.
+    Key,
+    /// In a key (after a backslash when `escaped`).
+    InKey { escaped: bool },
+    /// After a key: `:` (of the `items` member when `items`).
+    Colon { items: bool },
+    /// After `:`: a value.
+    Value { items: bool },
+    /// In a member's value, copied into `head`.
+    InValue(Scan),
+    /// After a member: `,` or `}`.
+    AfterValue,
+    /// After the `[` of the items: an item or `]`.
+    FirstItem,
+    /// After a `,` between items: an item.
+    Item,
+    /// In an item.
+    InItem(Scan),
+    /// After an item: `,` or `]`.
+    AfterItem,
+    /// After the top-level `}`: whitespace only.
+    Done,
+}
+
+/// Where the scan of one value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scan {
+    /// Outside strings, inside the brackets on the stack.
+    Nested,
+    /// In a string (after a backslash when `escaped`).
+    Str { escaped: bool },
+    /// In a number or literal that is the whole value.
+    Scalar,
+}
+
+/// Finds the items of a list body and the bytes of its other members. See the module
+/// documentation.
+pub(crate) struct Scanner {
+    state: State,
+    /// The open brackets of the current value, innermost last.
+    stack: Vec<u8>,
+    /// Where the current value, key or item started in the current chunk (0 when it started
+    /// in an earlier one).
+    start: usize,
+    /// The bytes of an item that started in an earlier chunk.
+    carry: Vec<u8>,
+    /// The members other than the items, as an object without its closing brace.
+    head: Vec<u8>,
+    /// The key being read, or last read, with its quotes.
+    key: Vec<u8>,
+    items_seen: bool,
+    /// Items found so far.
+    index: usize,
+    /// Bytes of the body before the current chunk.
+    consumed: u64,
+    list_type: &'static str,
+    item_type: &'static str,
+}
+
+impl Scanner {
+    /// A scanner whose errors name `L` as the list's type and `I` as the items'.
+    pub(crate) fn new<L, I>() -> Self {
+        Scanner {
+            state: State::Start,
+            stack: Vec::new(),
+            start: 0,
+            carry: Vec::new(),
+            head: vec![b'{'],
+            key: Vec::new(),
+            items_seen: false,
+            index: 0,
+            consumed: 0,
+            list_type: std::any::type_name::<L>(),
+            item_type: std::any::type_name::<I>(),
+        }
+    }
+
+    /// Scans `chunk`, handing each item that ends in it to `on_item` (a slice of the chunk
+    /// when the whole item is in it).
+    pub(crate) fn push<F>(&mut self, chunk: &[u8], on_item: &mut F) -> Result<(), DecodeError>
+    where
+        F: FnMut(&[u8]) -> Result<(), serde_json::Error>,
+    {
+        let len = chunk.len();
+        let mut pos = 0;
+        self.start = 0;
+        while pos < len {
+            let byte = chunk[pos];
+            match self.state {
+                State::InItem(mut scan) | State::InValue(mut scan) => {
+                    let item = matches!(self.state, State::InItem(_));
+                    match scan_value(&mut scan, &mut self.stack, chunk, pos) {
+                        Ok(Some(end)) if item => {
+                            self.item_done(chunk, end, on_item)?;
+                            self.state = State::AfterItem;
+                            pos = end;
+                        }
+                        Ok(Some(end)) => {
+                            self.head.extend_from_slice(&chunk[self.start..end]);
+                            self.state = State::AfterValue;
+                            pos = end;
+                        }
+                        Ok(None) if item => {
+                            self.state = State::InItem(scan);
+                            pos = len;
+                        }
+                        Ok(None) => {
+                            self.state = State::InValue(scan);
+                            pos = len;
+                        }
+                        Err(bad) => return Err(self.unexpected(chunk, bad)),
+                    }
+                }
+                State::InKey { escaped } => {
+                    let mut at = pos + usize::from(escaped);
+                    loop {
+                        match quote_or_backslash(chunk, at) {
+                            None => {
+                                self.state = State::InKey { escaped: at > len };
+                                pos = len;
+                                break;
+                            }
+                            Some(found) if chunk[found] == b'\\' => at = found + 2,
+                            Some(found) => {
+                                pos = found + 1;
+                                self.key.extend_from_slice(&chunk[self.start..pos]);
+                                self.key_done(pos)?;
+                                break;
+                            }
+                        }
+                    }
+                }
+                _ if is_whitespace(byte) => pos += 1,
+                State::Start if byte == b'{' => {
+                    self.state = State::FirstKey;
+                    pos += 1;
+                }
+                State::FirstKey | State::Key if byte == b'"' => {
+                    self.key.clear();
+                    self.start = pos;
+                    self.state = State::InKey { escaped: false };
+                    pos += 1;
+                }
+                State::FirstKey | State::AfterValue if byte == b'}' => {
+                    self.state = State::Done;
+                    pos += 1;
+                }
+                State::AfterValue if byte == b',' => {
+                    self.state = State::Key;
+                    pos += 1;
+                }
+                State::Colon { items } if byte == b':' => {
+                    self.state = State::Value { items };
+                    pos += 1;
+                }
+                State::Value { items: true } if byte == b'[' => {
+                    self.state = State::FirstItem;
+                    pos += 1;
+                }
+                State::Value { .. } => {
+                    if self.head.len() > 1 {
+                        self.head.push(b',');
+                    }
+                    self.head.extend_from_slice(&self.key);
+                    self.head.push(b':');
+                    self.start = pos;
+                    let scan = self.begin_value(chunk, pos)?;
+                    self.state = State::InValue(scan);
+                    pos += 1;
+                }
+                State::FirstItem if byte == b']' => {
+                    self.state = State::AfterValue;
+                    pos += 1;
+                }
+                State::FirstItem | State::Item => {
+                    self.start = pos;
+                    let scan = self.begin_value(chunk, pos)?;
+                    self.state = State::InItem(scan);
+                    pos += 1;
+                }
+                State::AfterItem if byte == b',' => {
+                    self.state = State::Item;
+                    pos += 1;
+                }
+                State::AfterItem if byte == b']' => {
+                    self.state = State::AfterValue;
+                    pos += 1;
+                }
+                _ => return Err(self.unexpected(chunk, pos)),
+            }
+        }
+        match self.state {
+            State::InItem(_) => self.carry.extend_from_slice(&chunk[self.start..]),
+            State::InValue(_) => self.head.extend_from_slice(&chunk[self.start..]),
+            State::InKey { .. } => self.key.extend_from_slice(&chunk[self.start..]),
+            _ => {}
+        }
+        self.consumed += len as u64;
+        Ok(())
+    }
+
+    /// The other members, once the whole body has been pushed.
+    pub(crate) fn finish(mut self) -> Result<Head, DecodeError> {
+        if self.state != State::Done {
+            return Err(DecodeError::for_list(
+                self.list_type,
+                ListFailure::Truncated,
+                "the body ended before the list was complete".to_owned(),
+                self.consumed,
+            ));
+        }
+        self.head.push(b'}');
+        let fields = |type_name: &'static str, error: serde_json::Error| {
+            DecodeError::for_list(
+                type_name,
+                ListFailure::Fields,
+                without_position(&error),
+                self.consumed,
+            )
+        };
+        let list: ObjectList<IgnoredAny> =
+            serde_json::from_slice(&self.head).map_err(|e| fields(self.list_type, e))?;
+        if list.kind != "Status" {
+            return Ok(Head::List(list));
+        }
+        let status: Status = serde_json::from_slice(&self.head)
+            .map_err(|e| fields(std::any::type_name::<Status>(), e))?;
+        Ok(Head::Status(Box::new(status)))
+    }
+
+    /// Starts the value whose first byte is at `pos`.
+    fn begin_value(&mut self, chunk: &[u8], pos: usize) -> Result<Scan, DecodeError> {
+        let byte = chunk[pos];
+        match CLASS[usize::from(byte)] {
+            OPEN => {
+                self.stack.clear();
+                self.stack.push(byte);
+                Ok(Scan::Nested)
+            }
+            QUOTE => {
+                self.stack.clear();
+                Ok(Scan::Str { escaped: false })
+            }
+            SCALAR => Ok(Scan::Scalar),
+            _ => Err(self.unexpected(chunk, pos)),
+        }
+    }
+
+    /// Decodes the item ending at `end`.
+    fn item_done<F>(&mut self, chunk: &[u8], end: usize, on_item: &mut F) -> Result<(), DecodeError>
+    where
+        F: FnMut(&[u8]) -> Result<(), serde_json::Error>,
+    {
+        let result = if self.carry.is_empty() {
+            on_item(&chunk[self.start..end])
+        } else {
+            self.carry.extend_from_slice(&chunk[..end]);
+            let result = on_item(&self.carry);
+            self.carry.clear();
+            result
+        };
+        let index = self.index;
+        self.index += 1;
+        result.map_err(|error| {
+            let mut decode = DecodeError::for_list(
+                self.item_type,
+                ListFailure::Item { index },
+                error.to_string(),
+                self.consumed + end as u64,
+            );
+            (decode.line, decode.column) = (error.line(), error.column());
+            decode
+        })
+    }
+
+    /// Reads the key just completed (in `key`); `pos` is just past it.
+    fn key_done(&mut self, pos: usize) -> Result<(), DecodeError> {
+        let key = serde_json::from_slice::<Cow<'_, str>>(&self.key).map_err(|error| {
+            let offset = (self.consumed + pos as u64).saturating_sub(self.key.len() as u64);
+            DecodeError::for_list(
+                self.list_type,
+                ListFailure::Syntax { offset },
+                format!("invalid key at byte {offset}: {}", without_position(&error)),
+                self.consumed + pos as u64,
+            )
+        })?;
+        let items = key == "items";
+        if items {
+            if self.items_seen {
+                return Err(DecodeError::for_list(
+                    self.list_type,
+                    ListFailure::Fields,
+                    "duplicate field `items`".to_owned(),
+                    self.consumed + pos as u64,
+                ));
+            }
+            self.items_seen = true;
+        }
+        self.state = State::Colon { items };
+        Ok(())
+    }
+
+    fn unexpected(&self, chunk: &[u8], pos: usize) -> DecodeError {
+        let offset = self.consumed + pos as u64;
+        DecodeError::for_list(
+            self.list_type,
+            ListFailure::Syntax { offset },
+            format!("unexpected byte {:#04x} at byte {offset}", chunk[pos]),
+            offset,
+        )
+    }
+}
+
+/// serde's message without its ` at line L column C` (a position in bytes put together here,
+/// not in the body).
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    match text.strip_suffix(&suffix) {
+        Some(message) => message.to_owned(),
+        None => text,
+    }
+}
+
+/// The index of the first `"` or `\\` in `bytes` from `from` on.
+///
+/// Most strings of an object are short (keys, names, quantities): starting `memchr` for each
+/// costs more than it saves, so the first 64 bytes are looked at 8 at a time (a word's bytes
+/// compared at once, as serde_json does), and `memchr` skips the rest of a long string.
+#[inline]
+fn quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    const WORDS: usize = 8;
+    let rest = bytes.get(from..)?;
+    let mut words = rest.chunks_exact(8);
+    for (i, word) in words.by_ref().take(WORDS).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        // A byte of `q` (`b`) is zero where `word` has a quote (a backslash). Zero bytes get
+        // their high bit set; the lowest one flagged is exact (only bytes above a zero byte
+        // may be flagged wrongly).
+        let (q, b) = (word ^ QUOTES, word ^ BACKSLASHES);
+        let found = (q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b) & HIGH;
+        if found != 0 {
+            return Some(from + i * 8 + found.trailing_zeros() as usize / 8);
+        }
+    }
+    let done = rest.len() - words.remainder().len() - words.len() * 8;
+    let tail = &rest[done..];
+    let found = if done < WORDS * 8 {
+        tail.iter().position(|&b| b == b'"' || b == b'\\')
+    } else {
+        memchr::memchr2(b'"', b'\\', tail)
+    };
+    found.map(|found| from + done + found)
+}
+
+/// Scans the value in progress from `pos`: `Ok(Some(end))` when it ends in `bytes` (just
+/// before `end`), `Ok(None)` when it goes on past them, `Err(at)` at a byte out of place.
+fn scan_value(
+    scan: &mut Scan,
+    stack: &mut Vec<u8>,
+    bytes: &[u8],
+    mut pos: usize,
+) -> Result<Option<usize>, usize> {
+    let len = bytes.len();
+    match *scan {
+        Scan::Scalar => {
+            let rest = &bytes[pos..];
+            return Ok(rest
+                .iter()
+                .position(|&b| CLASS[usize::from(b)] != SCALAR)
+                .map(|found| pos + found));
+        }
+        Scan::Str { escaped } => match skip_string(bytes, pos + usize::from(escaped)) {
+            Ok(end) if stack.is_empty() => {
+                *scan = Scan::Nested;
+                return Ok(Some(end));
+            }
+            Ok(end) => pos = end,
+            Err(reached) => {
+                *scan = Scan::Str {
+                    escaped: reached > len,
+                };
+                return Ok(None);
+            }
+        },
+        Scan::Nested => {}
+    }
+    while pos < len {
+        let byte = bytes[pos];
+        pos += 1;
+        match CLASS[usize::from(byte)] {
+            GAP | SCALAR => {}
+            QUOTE => match skip_string(bytes, pos) {
+                Ok(end) => pos = end,
+                Err(reached) => {
+                    *scan = Scan::Str {
+                        escaped: reached > len,
+                    };
+                    return Ok(None);
+                }
+            },
+            OPEN => stack.push(byte),
+            CLOSE => {
+                let opener = if byte == b'}' { b'{' } else { b'[' };
+                if stack.pop() != Some(opener) {
+                    return Err(pos - 1);
+                }
+                if stack.is_empty() {
+                    *scan = Scan::Nested;
+                    return Ok(Some(pos));
+                }
+            }
+            _ => return Err(pos - 1),
+        }
+    }
+    *scan = Scan::Nested;
+    Ok(None)
+}
+
+/// Skips the rest of a string from `pos`: `Ok` just past its closing quote, or `Err` with how
+/// far it got when `bytes` end first (past their end when they end with a backslash).
+fn skip_string(bytes: &[u8], mut pos: usize) -> Result<usize, usize> {
+    loop {
+        match quote_or_backslash(bytes, pos) {
+            None => return Err(pos),
+            Some(found) if bytes[found] == b'"' => return Ok(found + 1),
+            Some(found) => pos = found + 2,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "list_decode_tests.rs"]
+mod tests;

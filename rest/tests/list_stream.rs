@@ -1,0 +1,306 @@
+//! `ResourceClient::list` and `delete_collection` decode their bodies as they arrive: against
+//! a scripted `HttpClient` whose bodies come in small chunks, fail part way, end early or
+//! stall, and answers that are a `Status`, an error or a transport failure first.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use clientgo_apimachinery::{ApiResource, DynamicObject};
+use clientgo_rest::{
+    Body, BoxError, BoxFuture, Config, DeleteParams, Deleted, DynamicClient, Error, HttpClient,
+    ListFailure, ListParams, RestClient, TransportError, TransportErrorKind,
+};
+use http_body::Frame;
+use http_body_util::BodyExt as _;
+use prometheus_client::registry::Registry;
+
+/// One answer: a status and a body in chunks (an `Err` chunk fails the body there; `stall`
+/// leaves it pending after the chunks), or a transport failure.
+#[derive(Clone)]
+enum Answer {
+    Body {
+        status: u16,
+        chunks: Vec<Result<&'static [u8], &'static str>>,
+        stall: bool,
+    },
+    Fail(TransportErrorKind),
+}
+
+fn ok(body: &'static str, chunk: usize) -> Answer {
+    Answer::Body {
+        status: 200,
+        chunks: body.as_bytes().chunks(chunk).map(Ok).collect(),
+        stall: false,
+    }
+}
+
+#[derive(Clone, Default)]
+struct Scripted {
+    answers: Arc<Mutex<VecDeque<Answer>>>,
+    sent: Arc<Mutex<Vec<String>>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<Answer>) -> Scripted {
+        Scripted {
+            answers: Arc::new(Mutex::new(answers.into())),
+            sent: Arc::default(),
+        }
+    }
+
+    fn sent(&self) -> Vec<String> {
+        self.sent.lock().unwrap().clone()
+    }
+}
+
+/// A body that hands over its chunks one frame at a time.
+struct Chunks {
+    chunks: VecDeque<Result<Bytes, BoxError>>,
+    stall: bool,
+}
+
+impl http_body::Body for Chunks {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.chunks.pop_front() {
+            Some(chunk) => Poll::Ready(Some(chunk.map(Frame::data))),
+            None if self.stall => Poll::Pending,
+            None => Poll::Ready(None),
+        }
+    }
+}
+
+impl HttpClient for Scripted {
+    fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> BoxFuture<'_, Result<http::Response<Body>, Error>> {
+        let line = format!("{} {}", request.method(), request.uri());
+        self.sent.lock().unwrap().push(line);
+        let answer = self.answers.lock().unwrap().pop_front().expect("an answer");
+        Box::pin(async move {
+            match answer {
+                Answer::Body {
+                    status,
+                    chunks,
+                    stall,
+                } => {
+                    let chunks = chunks
+                        .into_iter()
+                        .map(|c| c.map(Bytes::from_static).map_err(BoxError::from))
+                        .collect();
+                    let body: Body = Chunks { chunks, stall }.boxed();
+                    let mut response = http::Response::new(body);
+                    *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
+                    Ok(response)
+                }
+                Answer::Fail(kind) => Err(TransportError::new(
+                    kind,
+                    request.method().clone(),
+                    request.uri().to_string(),
+                    None,
+                )
+                .into()),
+            }
+        })
+    }
+}
+
+fn config_maps(script: &Scripted, registry: Option<&mut Registry>) -> DynamicClient {
+    let mut config = Config::new("http://apiserver.test:6443".parse().unwrap());
+    config.qps = -1.0;
+    config.timeout = Some(Duration::from_secs(30));
+    let builder = RestClient::builder(config).http_client(script.clone());
+    let builder = match registry {
+        Some(registry) => builder.metrics(registry),
+        None => builder,
+    };
+    let resource = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    };
+    DynamicClient::from_api_resource(&builder.build().unwrap(), &resource, Some("default"))
+}
+
+const LIST: &str = r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"17","continue":"next"},"items":[{"metadata":{"name":"a","namespace":"default"},"data":{"k":"{[\"]}"}},{"metadata":{"name":"b","namespace":"default"}},{"metadata":{"name":"c","namespace":"default"}}]}"#;
+
+fn names(items: &[DynamicObject]) -> Vec<&str> {
+    items.iter().map(|o| o.metadata.name.as_str()).collect()
+}
+
+#[tokio::test]
+async fn a_list_in_small_chunks_decodes_as_the_whole_body_does() {
+    let whole: clientgo_apimachinery::ObjectList<DynamicObject> =
+        serde_json::from_str(LIST).unwrap();
+    for chunk in [1, 2, 7, 64, LIST.len()] {
+        let script = Scripted::new(vec![ok(LIST, chunk)]);
+        let list = config_maps(&script, None)
+            .list(&ListParams::default())
+            .await
+            .unwrap();
+        assert_eq!(list, whole, "chunks of {chunk} bytes");
+        assert_eq!(names(&list.items), ["a", "b", "c"]);
+        assert_eq!(list.continue_token(), Some("next"));
+        assert_eq!(
+            script.sent(),
+            ["GET http://apiserver.test:6443/api/v1/namespaces/default/configmaps?timeout=30s"]
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_transport_failure_before_the_body_is_retried_with_metrics() {
+    let script = Scripted::new(vec![
+        Answer::Fail(TransportErrorKind::ConnectionReset),
+        ok(LIST, 16),
+    ]);
+    let mut registry = Registry::default();
+    let list = config_maps(&script, Some(&mut registry))
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 3);
+    assert_eq!(script.sent().len(), 2);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for expected in [
+        r#"rest_client_requests_total{code="<error>",method="GET",host="apiserver.test:6443"} 1"#,
+        r#"rest_client_requests_total{code="200",method="GET",host="apiserver.test:6443"} 1"#,
+        r#"rest_client_request_duration_seconds_count{verb="GET",host="apiserver.test:6443"} 1"#,
+    ] {
+        assert!(text.contains(expected), "{expected} missing from\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_body_failing_after_some_items_is_a_transport_error_and_not_sent_again() {
+    let (start, _) = LIST.split_at(LIST.find(r#"{"metadata":{"name":"c""#).unwrap());
+    let script = Scripted::new(vec![Answer::Body {
+        status: 200,
+        chunks: vec![Ok(start.as_bytes()), Err("connection reset mid-body")],
+        stall: false,
+    }]);
+    let error = config_maps(&script, None)
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    let transport = error.transport_error().expect("a transport error");
+    assert_eq!(transport.kind(), TransportErrorKind::Body);
+    assert!(
+        error.to_string().contains("connection reset mid-body"),
+        "{error}"
+    );
+    assert_eq!(script.sent().len(), 1);
+}
+
+#[tokio::test]
+async fn a_body_ending_early_is_a_truncated_decode_error() {
+    let script = Scripted::new(vec![ok(&LIST[..LIST.len() - 3], 10)]);
+    let error = config_maps(&script, None)
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    let Error::Decode(decode) = &error else {
+        panic!("not a decode error: {error}");
+    };
+    assert_eq!(decode.list, Some(ListFailure::Truncated));
+    assert_eq!(decode.body_len, LIST.len() - 3);
+}
+
+#[tokio::test]
+async fn an_item_that_is_not_an_object_names_its_index() {
+    let script = Scripted::new(vec![ok(r#"{"items":[{"metadata":{"name":"a"}},7]}"#, 5)]);
+    let error = config_maps(&script, None)
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    let Error::Decode(decode) = &error else {
+        panic!("not a decode error: {error}");
+    };
+    assert_eq!(decode.list, Some(ListFailure::Item { index: 1 }));
+    assert!(error.to_string().contains("item 1 of the list"), "{error}");
+}
+
+const FORBIDDEN: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps is forbidden","reason":"Forbidden","code":403}"#;
+const SUCCESS: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{"resourceVersion":"5"},"status":"Success","details":{"kind":"configmaps"}}"#;
+
+#[tokio::test]
+async fn a_status_in_a_2xx_body_is_an_error_when_it_says_failure() {
+    let script = Scripted::new(vec![ok(FORBIDDEN, 9), ok(SUCCESS, 9)]);
+    let client = config_maps(&script, None);
+    let error = client.list(&ListParams::default()).await.unwrap_err();
+    assert!(error.is_forbidden(), "{error}");
+    assert_eq!(error.api_error().unwrap().http_code, 200);
+    let list = client.list(&ListParams::default()).await.unwrap();
+    assert!(list.items.is_empty());
+    assert_eq!(
+        (list.kind.as_str(), list.resource_version()),
+        ("Status", "5")
+    );
+}
+
+#[tokio::test]
+async fn an_error_status_is_an_api_error() {
+    let script = Scripted::new(vec![Answer::Body {
+        status: 404,
+        chunks: vec![
+            Ok(br#"{"kind":"Status","apiVersion":"v1","status":"Failure","#),
+            Ok(br#""reason":"NotFound","code":404}"#),
+        ],
+        stall: false,
+    }]);
+    let error = config_maps(&script, None)
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    assert!(error.is_not_found(), "{error}");
+}
+
+#[tokio::test]
+async fn delete_collection_answers_the_list_or_the_status() {
+    let script = Scripted::new(vec![ok(LIST, 11), ok(SUCCESS, 11), ok(FORBIDDEN, 11)]);
+    let client = config_maps(&script, None);
+    let (delete, all) = (DeleteParams::default(), ListParams::default());
+    let Deleted::Object(list) = client.delete_collection(&delete, &all).await.unwrap() else {
+        panic!("not the list");
+    };
+    assert_eq!(names(&list.items), ["a", "b", "c"]);
+    let Deleted::Status(status) = client.delete_collection(&delete, &all).await.unwrap() else {
+        panic!("not the Status");
+    };
+    assert_eq!(status.status, "Success");
+    let error = client.delete_collection(&delete, &all).await.unwrap_err();
+    assert!(error.is_forbidden(), "{error}");
+    assert!(script.sent().iter().all(|s| s.starts_with("DELETE ")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_body_fails_at_the_time_limit() {
+    let script = Scripted::new(vec![Answer::Body {
+        status: 200,
+        chunks: vec![Ok(br#"{"items":[{"metadata":{"name":"a"}},"#)],
+        stall: true,
+    }]);
+    let start = tokio::time::Instant::now();
+    let error = config_maps(&script, None)
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    assert_eq!(start.elapsed(), Duration::from_secs(30));
+    assert_eq!(
+        error.transport_error().map(TransportError::kind),
+        Some(TransportErrorKind::Timeout)
+    );
+}
