@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{Compact, Object};
 use clientgo_informer::{
-    Indexers, ListWatch, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerOptions,
-    wait_for_cache_sync,
+    Indexers, ListWatch, ReflectorOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
+    SharedInformerOptions, wait_for_cache_sync,
 };
 use clientgo_rest::{Config, PatchParams, PatchType, PostParams, ResourceClient, RestClient};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -66,8 +66,19 @@ fn runtime(name: &str, workers: usize) -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// I1, run in this process against a helper process.
+/// I1, run in this process against a helper process; the informer syncs through a streaming
+/// list where the server offers one.
 pub fn i1() -> Value {
+    i1_with(true)
+}
+
+/// I1 with streaming lists off: the informer syncs with LIST, then WATCH (as against servers
+/// before Kubernetes 1.32, and as the peers' figures were taken).
+pub fn i1_list() -> Value {
+    i1_with(false)
+}
+
+fn i1_with(watch_list: bool) -> Value {
     let mut helper = Helper::spawn();
     // The helper answers the kubeconfig to use: the sim's, or the one it was given.
     let kubeconfig = helper.ask("setup");
@@ -75,7 +86,7 @@ pub fn i1() -> Value {
     // One worker thread: an informer is I/O bound, and on this 2-core machine a second
     // worker costs more in cross-thread wake-ups than it gives (measured: about 40 % more
     // CPU for the sync, the same for the update stream).
-    runtime("i1-informer", 1).block_on(measure(unthrottled(config), &mut helper))
+    runtime("i1-informer", 1).block_on(measure(unthrottled(config), &mut helper, watch_list))
 }
 
 fn unthrottled(mut config: Config) -> Config {
@@ -83,7 +94,7 @@ fn unthrottled(mut config: Config) -> Config {
     config
 }
 
-async fn measure(config: Config, helper: &mut Helper) -> Value {
+async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value {
     let client = RestClient::new(&config).expect("a REST client");
     let configmaps = ResourceClient::<Compact<ConfigMap>>::namespaced(&client, I1_NAMESPACE);
     let informer = SharedIndexInformer::new(
@@ -91,6 +102,10 @@ async fn measure(config: Config, helper: &mut Helper) -> Value {
         Indexers::namespace(),
         SharedInformerOptions {
             name: "i1-configmaps".into(),
+            reflector: ReflectorOptions {
+                use_watch_list: watch_list,
+                ..ReflectorOptions::default()
+            },
             ..SharedInformerOptions::default()
         },
     );
@@ -135,6 +150,7 @@ async fn measure(config: Config, helper: &mut Helper) -> Value {
 
     json!({
         "objects": I1_OBJECTS,
+        "sync": if watch_list { "streaming list (or LIST + WATCH if not served)" } else { "LIST + WATCH" },
         "server": if std::env::var_os(KUBECONFIG_ENV).is_some() { "kubeconfig" } else { "apiserver-sim" },
         "synced_s": synced.as_secs_f64(),
         "events_per_s": I1_OBJECTS as f64 / updates.as_secs_f64(),

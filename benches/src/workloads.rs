@@ -12,6 +12,7 @@
 //! | D1 | a PodList of 10,000 pods decoded into the lean form a cache holds (see [`decode`](crate::decode)) |
 //! | D1typed | the same PodList decoded into k8s-openapi's typed `Pod` |
 //! | I1 | an informer syncing 10,000 ConfigMaps, then seeing 10,000 patches (see [`informer`](crate::informer)) |
+//! | I1list | as I1 with streaming lists off (LIST, then WATCH) |
 //! | W1 | a recorded stream of 10,000 pod events through `Watch<T>`, lean and typed |
 //!
 //! Keys are `Arc<str>` formatted before the timer starts (a cheap-to-clone key, as Go's strings
@@ -34,7 +35,7 @@ use crate::process;
 
 /// Every workload `bench-report` knows, in the order it runs them.
 pub const ALL: &[&str] = &[
-    "Q1", "Q1p4", "Q2", "Q2m", "Q3", "S1", "S1typed", "D1", "D1typed", "W1", "I1",
+    "Q1", "Q1p4", "Q2", "Q2m", "Q3", "S1", "S1typed", "D1", "D1typed", "W1", "I1", "I1list",
 ];
 
 /// Runs workload `id` once in this process; `None` for an unknown id.
@@ -51,6 +52,7 @@ pub fn run(id: &str) -> Option<Value> {
         "D1typed" => crate::decode::d1_typed(),
         "W1" => crate::decode::w1(),
         "I1" => crate::informer::i1(),
+        "I1list" => crate::informer::i1_list(),
         _ => return None,
     };
     Some(figures)
