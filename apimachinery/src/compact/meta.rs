@@ -486,6 +486,23 @@ mod tests {
     }
 
     #[test]
+    fn writes_what_object_meta_writes() {
+        for json in [
+            META,
+            r#"{"generateName":"g-","deletionTimestamp":"2024-03-05T20:02:14Z","deletionGracePeriodSeconds":0,"annotations":{"q":"\"x\""},"ownerReferences":[{"apiVersion":"","kind":"","name":"","uid":""}]}"#,
+            "{}",
+        ] {
+            let compact: CompactMeta = serde_json::from_str(json).unwrap();
+            let full: ObjectMeta = serde_json::from_str(json).unwrap();
+            assert_eq!(
+                serde_json::to_string(&compact).unwrap(),
+                serde_json::to_string(&full).unwrap(),
+                "{json}"
+            );
+        }
+    }
+
+    #[test]
     fn escaped_strings_and_duplicate_keys() {
         let m: CompactMeta =
             serde_json::from_str(r#"{"name":"a\"b","labels":{"k":"1","k":"2","\u0061":"x"}}"#)
