@@ -188,9 +188,17 @@ impl<K: Resource + Serialize> Compact<K> {
     }
 }
 
+/// Appends `s` as a JSON string. Field and kind names almost never need escaping, so they are
+/// copied as they are (this runs for every field of every decoded object); the rare name with
+/// a quote, backslash or control character goes through serde_json, which escapes exactly those.
 fn push_json_string(out: &mut String, s: &str) {
-    // Kubernetes group, version and kind names need no escaping; serde_json handles any.
-    out.push_str(&serde_json::to_string(s).expect("a string serializes"));
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).expect("a string serializes"));
+    }
 }
 
 /// [`Compact::from_parts`] was given JSON that is not an object.
@@ -390,6 +398,23 @@ mod tests {
             ),
             Err(RestNotAnObject)
         );
+    }
+
+    #[test]
+    fn names_are_written_as_serde_json_writes_them() {
+        for name in [
+            "spec",
+            "we\"ird",
+            "back\\slash",
+            "tab\there",
+            "\u{1}",
+            "é",
+            "\u{7f}",
+        ] {
+            let mut out = String::new();
+            push_json_string(&mut out, name);
+            assert_eq!(out, serde_json::to_string(name).unwrap(), "{name:?}");
+        }
     }
 
     #[test]
