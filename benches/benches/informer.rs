@@ -13,23 +13,20 @@
 //! writers on another. Unlike `bench-report I1`, the server shares the process and there is
 //! no TLS, so these figures track the client's changes rather than give the plan's figures.
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::{Compact, Object};
+use clientgo_apimachinery::Compact;
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
+use clientgo_benches::informer::{Seen, runtime, seed_sim, unthrottled, write_round};
 use clientgo_informer::{
     Indexers, ListWatch, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerOptions,
     wait_for_cache_sync,
 };
-use clientgo_rest::{Config, PatchParams, PatchType, ResourceClient, RestClient};
+use clientgo_rest::{Config, ResourceClient, RestClient};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
-use parking_lot::Mutex;
-use serde_json::{Value, json};
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// I1's ConfigMap count (the sync bench).
@@ -38,51 +35,10 @@ const SYNC_NAMESPACE: &str = "bench-i1-sync";
 /// The update bench's ConfigMap count.
 const UPDATE_OBJECTS: usize = 1_000;
 const UPDATE_NAMESPACE: &str = "bench-i1-update";
-/// I1's concurrent writers.
-const WRITERS: usize = 8;
 /// How long a sync or an update round may take before the bench fails.
 const LIMIT: Duration = Duration::from_secs(120);
 
 type Cm = Compact<ConfigMap>;
-
-fn value(round: u32, i: usize) -> String {
-    // About 200 bytes, different in each round.
-    format!("round-{round}-object-{i:05}-{}", "x".repeat(170))
-}
-
-fn name(i: usize) -> String {
-    format!("cm-{i:05}")
-}
-
-fn runtime(name: &str) -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name(name)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-fn seed(sim: &ApiServerSim, namespace: &str, objects: usize) {
-    sim.create(
-        "",
-        "v1",
-        "namespaces",
-        "",
-        json!({"metadata": {"name": namespace}}),
-    )
-    .expect("the sim stores a namespace");
-    for i in 0..objects {
-        let cm = json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": name(i), "namespace": namespace, "labels": {"bench": "i1"}},
-            "data": {"k": value(0, i)},
-        });
-        sim.create("", "v1", "configmaps", namespace, cm)
-            .expect("the sim stores a ConfigMap");
-    }
-}
 
 fn informer(client: &RestClient, namespace: &str) -> SharedIndexInformer<Cm> {
     SharedIndexInformer::new(
@@ -102,7 +58,7 @@ fn client(rt: &tokio::runtime::Runtime, config: &Config) -> RestClient {
 }
 
 fn sync(c: &mut Criterion, config: &Config) {
-    let informer_rt = runtime("bench-informer");
+    let informer_rt = runtime("bench-informer", 1);
     let client = &client(&informer_rt, config);
     let mut group = c.benchmark_group("i1_informer");
     group.sample_size(10);
@@ -145,76 +101,11 @@ fn sync(c: &mut Criterion, config: &Config) {
     group.finish();
 }
 
-/// Which ConfigMaps the handler has seen with the value of the round awaited.
-#[derive(Default)]
-struct Seen {
-    state: Mutex<(String, HashSet<String>)>,
-    done: Notify,
-}
-
-impl Seen {
-    fn expect_round(&self, round: u32) {
-        let mut state = self.state.lock();
-        state.0 = format!("round-{round}-");
-        state.1.clear();
-    }
-
-    fn observe(&self, cm: &Cm) {
-        let data: Option<BTreeMap<String, String>> = cm.field("data").unwrap_or_default();
-        let Some(k) = data.as_ref().and_then(|d| d.get("k")) else {
-            return;
-        };
-        let mut state = self.state.lock();
-        if !state.0.is_empty() && k.starts_with(&state.0) {
-            state.1.insert(cm.name().to_owned());
-            if state.1.len() == UPDATE_OBJECTS {
-                self.done.notify_one();
-            }
-        }
-    }
-
-    async fn all_seen(&self) {
-        loop {
-            let notified = self.done.notified();
-            if self.state.lock().1.len() == UPDATE_OBJECTS {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-/// Patches `data.k` of every ConfigMap of the update namespace to `round`'s value.
-async fn write_round(client: &RestClient, round: u32) {
-    let configmaps = ResourceClient::<Cm>::namespaced(client, UPDATE_NAMESPACE);
-    let next = Arc::new(AtomicUsize::new(0));
-    let mut writers = tokio::task::JoinSet::new();
-    for _ in 0..WRITERS {
-        let (configmaps, next) = (configmaps.clone(), Arc::clone(&next));
-        writers.spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= UPDATE_OBJECTS {
-                    break;
-                }
-                let patch: Value = json!({"data": {"k": value(round, i)}});
-                configmaps
-                    .patch(&name(i), PatchType::Merge, &patch, &PatchParams::default())
-                    .await
-                    .expect("a patch is accepted");
-            }
-        });
-    }
-    while let Some(done) = writers.join_next().await {
-        done.expect("a writer panicked");
-    }
-}
-
 fn update(c: &mut Criterion, config: &Config, server_rt: &tokio::runtime::Runtime) {
-    let informer_rt = runtime("bench-informer");
+    let informer_rt = runtime("bench-informer", 1);
     let informer = informer(&client(&informer_rt, config), UPDATE_NAMESPACE);
     let writer = &client(server_rt, config);
-    let seen = Arc::new(Seen::default());
+    let seen = Arc::new(Seen::new(UPDATE_OBJECTS));
     let handler = {
         let seen = Arc::clone(&seen);
         ResourceEventHandlerFuncs::new().update_func(move |_, cm: &Arc<Cm>| seen.observe(cm))
@@ -244,7 +135,7 @@ fn update(c: &mut Criterion, config: &Config, server_rt: &tokio::runtime::Runtim
                 seen.expect_round(round);
                 let start = Instant::now();
                 server_rt.block_on(async {
-                    write_round(writer, round).await;
+                    write_round(writer, UPDATE_NAMESPACE, UPDATE_OBJECTS, round).await;
                     tokio::time::timeout(LIMIT, seen.all_seen())
                         .await
                         .expect("every update seen");
@@ -260,14 +151,13 @@ fn update(c: &mut Criterion, config: &Config, server_rt: &tokio::runtime::Runtim
 }
 
 fn informer_benches(c: &mut Criterion) {
-    let server_rt = runtime("bench-sim");
+    let server_rt = runtime("bench-sim", 1);
     let sim = server_rt
         .block_on(ApiServerSim::start(SimConfig::default()))
         .expect("apiserver-sim starts");
-    seed(&sim, SYNC_NAMESPACE, SYNC_OBJECTS);
-    seed(&sim, UPDATE_NAMESPACE, UPDATE_OBJECTS);
-    let mut config = Config::new(sim.url().parse().expect("the sim's URL"));
-    config.qps = -1.0;
+    seed_sim(&sim, SYNC_NAMESPACE, SYNC_OBJECTS);
+    seed_sim(&sim, UPDATE_NAMESPACE, UPDATE_OBJECTS);
+    let config = unthrottled(Config::new(sim.url().parse().expect("the sim's URL")));
     sync(c, &config);
     update(c, &config, &server_rt);
     drop(sim);

@@ -43,7 +43,7 @@ use crate::process;
 /// I1's ConfigMap count.
 pub const I1_OBJECTS: usize = 10_000;
 /// I1's concurrent writers.
-const I1_WRITERS: usize = 8;
+pub const I1_WRITERS: usize = 8;
 /// The namespace the ConfigMaps live in.
 const I1_NAMESPACE: &str = "clientgo-bench-i1";
 /// The kubeconfig of a real cluster to run against instead of apiserver-sim.
@@ -51,13 +51,14 @@ pub const KUBECONFIG_ENV: &str = "CLIENTGO_BENCH_KUBECONFIG";
 /// How long any phase may take before the run is declared failed.
 const PHASE_LIMIT: Duration = Duration::from_secs(300);
 
-fn value(round: u32, i: usize) -> String {
-    // About 200 bytes, different in each round.
+/// The value of ConfigMap `i`'s `data.k` in round `round` (round 0: as created): about
+/// 200 bytes, different in each round.
+pub fn value(round: u32, i: usize) -> String {
     format!("round-{round}-object-{i:05}-{}", "x".repeat(170))
 }
 
 /// A multi-thread runtime of `workers` threads named `name`.
-fn runtime(name: &str, workers: usize) -> tokio::runtime::Runtime {
+pub fn runtime(name: &str, workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .thread_name(name)
@@ -89,7 +90,8 @@ fn i1_with(watch_list: bool) -> Value {
     runtime("i1-informer", 1).block_on(measure(unthrottled(config), &mut helper, watch_list))
 }
 
-fn unthrottled(mut config: Config) -> Config {
+/// `config` without the client-side throttle (a benchmark would measure the throttle).
+pub fn unthrottled(mut config: Config) -> Config {
     config.qps = -1.0;
     config
 }
@@ -109,7 +111,7 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
             ..SharedInformerOptions::default()
         },
     );
-    let seen = Arc::new(Seen::default());
+    let seen = Arc::new(Seen::new(I1_OBJECTS));
     let handler = {
         let (on_add, on_update) = (Arc::clone(&seen), Arc::clone(&seen));
         ResourceEventHandlerFuncs::new()
@@ -161,9 +163,11 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
     })
 }
 
-/// Which ConfigMaps the handler has seen with the value of the round awaited.
-#[derive(Default)]
-struct Seen {
+/// Which ConfigMaps a handler has seen with the value of the round awaited: feed it the
+/// objects a handler is given ([`observe`](Seen::observe)) and wait for all of them
+/// ([`all_seen`](Seen::all_seen)).
+pub struct Seen {
+    objects: usize,
     state: Mutex<SeenState>,
     done: Notify,
 }
@@ -175,13 +179,24 @@ struct SeenState {
 }
 
 impl Seen {
-    fn expect_round(&self, round: u32) {
+    /// Waits for `objects` ConfigMaps in each round.
+    pub fn new(objects: usize) -> Seen {
+        Seen {
+            objects,
+            state: Mutex::default(),
+            done: Notify::new(),
+        }
+    }
+
+    /// Starts awaiting round `round`'s values.
+    pub fn expect_round(&self, round: u32) {
         let mut state = self.state.lock();
         state.prefix = Some(format!("round-{round}-"));
         state.names.clear();
     }
 
-    fn observe(&self, cm: &Compact<ConfigMap>) {
+    /// Records `cm` if its `data.k` has the awaited round's value.
+    pub fn observe(&self, cm: &Compact<ConfigMap>) {
         if self.state.lock().prefix.is_none() {
             // Nothing awaited yet (the initial sync): the handler only counts.
             return;
@@ -193,16 +208,17 @@ impl Seen {
         let mut state = self.state.lock();
         if state.prefix.as_deref().is_some_and(|p| k.starts_with(p)) {
             state.names.insert(cm.name().to_owned());
-            if state.names.len() == I1_OBJECTS {
+            if state.names.len() == self.objects {
                 self.done.notify_one();
             }
         }
     }
 
-    async fn all_seen(&self) {
+    /// Returns once every ConfigMap was seen with the awaited round's value.
+    pub async fn all_seen(&self) {
         loop {
             let notified = self.done.notified();
-            if self.state.lock().names.len() == I1_OBJECTS {
+            if self.state.lock().names.len() == self.objects {
                 return;
             }
             notified.await;
@@ -298,7 +314,7 @@ pub fn helper() {
                 }
                 "write" => {
                     let start = Instant::now();
-                    write_round(&client, 1).await;
+                    write_round(&client, I1_NAMESPACE, I1_OBJECTS, 1).await;
                     start.elapsed().as_secs_f64().to_string()
                 }
                 other => panic!("I1 helper: unknown command {other:?}"),
@@ -313,17 +329,7 @@ pub fn helper() {
 
 async fn setup(client: &RestClient, sim: Option<&clientgo_apiserver_sim::ApiServerSim>) {
     if let Some(sim) = sim {
-        let _ = sim.create(
-            "",
-            "v1",
-            "namespaces",
-            "",
-            json!({"metadata": {"name": I1_NAMESPACE}}),
-        );
-        for i in 0..I1_OBJECTS {
-            sim.create("", "v1", "configmaps", I1_NAMESPACE, configmap(i))
-                .expect("the sim stores a ConfigMap");
-        }
+        seed_sim(sim, I1_NAMESPACE, I1_OBJECTS);
         return;
     }
     let namespaces = ResourceClient::<Namespace>::all(client);
@@ -339,7 +345,8 @@ async fn setup(client: &RestClient, sim: Option<&clientgo_apiserver_sim::ApiServ
     for_each_concurrently(I1_OBJECTS, move |i| {
         let configmaps = configmaps.clone();
         async move {
-            let cm: ConfigMap = serde_json::from_value(configmap(i)).expect("a ConfigMap");
+            let cm: ConfigMap =
+                serde_json::from_value(configmap(I1_NAMESPACE, i)).expect("a ConfigMap");
             match configmaps.create(&cm, &PostParams::default()).await {
                 Ok(_) => {}
                 Err(err) if err.is_already_exists() => {
@@ -356,22 +363,42 @@ async fn setup(client: &RestClient, sim: Option<&clientgo_apiserver_sim::ApiServ
     .await;
 }
 
-fn name(i: usize) -> String {
+/// Stores `objects` ConfigMaps (and their namespace) directly in `sim`.
+pub fn seed_sim(sim: &clientgo_apiserver_sim::ApiServerSim, namespace: &str, objects: usize) {
+    // The namespace may exist already.
+    let _ = sim.create(
+        "",
+        "v1",
+        "namespaces",
+        "",
+        json!({"metadata": {"name": namespace}}),
+    );
+    for i in 0..objects {
+        sim.create("", "v1", "configmaps", namespace, configmap(namespace, i))
+            .expect("the sim stores a ConfigMap");
+    }
+}
+
+/// The name of ConfigMap `i`.
+pub fn name(i: usize) -> String {
     format!("cm-{i:05}")
 }
 
-fn configmap(i: usize) -> Value {
+/// ConfigMap `i` of `namespace` as created (round 0).
+pub fn configmap(namespace: &str, i: usize) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": name(i), "namespace": I1_NAMESPACE, "labels": {"bench": "i1"}},
+        "metadata": {"name": name(i), "namespace": namespace, "labels": {"bench": "i1"}},
         "data": {"k": value(0, i)},
     })
 }
 
-async fn write_round(client: &RestClient, round: u32) {
-    let configmaps = ResourceClient::<ConfigMap>::namespaced(client, I1_NAMESPACE);
-    for_each_concurrently(I1_OBJECTS, move |i| {
+/// Merge-patches `data.k` of ConfigMaps `0..objects` of `namespace` to round `round`'s
+/// value, with I1's 8 concurrent writers.
+pub async fn write_round(client: &RestClient, namespace: &str, objects: usize, round: u32) {
+    let configmaps = ResourceClient::<ConfigMap>::namespaced(client, namespace);
+    for_each_concurrently(objects, move |i| {
         let configmaps = configmaps.clone();
         async move {
             let patch = json!({"data": {"k": value(round, i)}});
