@@ -7,7 +7,13 @@
 //! ended by an `ERROR` event (a watcher dropped as too old, an etcd error), and watch
 //! streams ending all at once (a server restart). Request faults are matched by verb and
 //! resource and consumed one request at a time; stream faults act on the watches open now.
+//!
+//! A matched delay ([`Faults::delay_next`]) holds a request after routing, before it is
+//! recorded in the request log and handled: the log shows when the server handled it, and a
+//! request its client gives up on during the delay is never handled (the connection closes
+//! and the handler is dropped), as a write that never reached the server.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -110,6 +116,13 @@ pub enum WatchFault {
 }
 
 #[derive(Debug)]
+struct Delay {
+    matcher: RequestMatch,
+    delay: Duration,
+    remaining: usize,
+}
+
+#[derive(Debug)]
 struct Rule {
     matcher: RequestMatch,
     error: InjectedError,
@@ -121,6 +134,8 @@ struct Rule {
 pub struct Faults {
     rules: Mutex<Vec<Rule>>,
     latency: Mutex<Duration>,
+    delays: Mutex<Vec<Delay>>,
+    delayed: AtomicUsize,
     watch_tx: broadcast::Sender<WatchFault>,
 }
 
@@ -130,6 +145,8 @@ impl Default for Faults {
         Faults {
             rules: Mutex::new(Vec::new()),
             latency: Mutex::new(Duration::ZERO),
+            delays: Mutex::new(Vec::new()),
+            delayed: AtomicUsize::new(0),
             watch_tx,
         }
     }
@@ -145,10 +162,42 @@ impl Faults {
         });
     }
 
-    /// Removes every pending request fault and the added latency.
+    /// Removes every pending request fault, delay and the added latency.
     pub fn clear(&self) {
         self.rules.lock().clear();
+        self.delays.lock().clear();
         *self.latency.lock() = Duration::ZERO;
+    }
+
+    /// Holds the next `count` requests matching `matcher` for `delay` before they are
+    /// recorded and handled (`usize::MAX`: until [`clear`](Faults::clear)).
+    pub fn delay_next(&self, count: usize, matcher: RequestMatch, delay: Duration) {
+        self.delays.lock().push(Delay {
+            matcher,
+            delay,
+            remaining: count,
+        });
+    }
+
+    /// Consumes and returns the delay for this request, if one matches.
+    pub fn take_delay(&self, verb: &str, resource: &str) -> Option<Duration> {
+        let mut delays = self.delays.lock();
+        let i = delays
+            .iter()
+            .position(|d| d.remaining > 0 && d.matcher.matches(verb, resource))?;
+        let rule = &mut delays[i];
+        rule.remaining -= 1;
+        let delay = rule.delay;
+        if rule.remaining == 0 {
+            delays.remove(i);
+        }
+        self.delayed.fetch_add(1, Ordering::Relaxed);
+        Some(delay)
+    }
+
+    /// How many requests a matched delay has held so far.
+    pub fn delayed(&self) -> usize {
+        self.delayed.load(Ordering::Relaxed)
     }
 
     /// Delays every request by `latency` before it is handled.
@@ -214,6 +263,21 @@ mod tests {
             clientgo_apimachinery::StatusReason::Expired
         );
         assert!(InjectedError::CutBody.to_api_error().is_none());
+    }
+
+    #[test]
+    fn delays_are_consumed_matched_and_counted() {
+        let f = Faults::default();
+        let d = Duration::from_secs(3);
+        f.delay_next(1, RequestMatch::new("update", "leases"), d);
+        assert_eq!(f.take_delay("get", "leases"), None);
+        assert_eq!(f.take_delay("update", "leases"), Some(d));
+        assert_eq!(f.take_delay("update", "leases"), None);
+        f.delay_next(usize::MAX, RequestMatch::any(), d);
+        assert_eq!(f.take_delay("list", "pods"), Some(d));
+        assert_eq!(f.delayed(), 2);
+        f.clear();
+        assert_eq!(f.take_delay("list", "pods"), None);
     }
 
     /// Opens a watch of the default namespace's ConfigMaps from now, sends `fault` once the

@@ -205,6 +205,9 @@ where
         (Method::DELETE, false) => "deletecollection",
         _ => return Err(errors::method_not_allowed()),
     };
+    if let Some(delay) = state.faults.take_delay(verb, &info.plural) {
+        tokio::time::sleep(delay).await;
+    }
     state
         .requests
         .record(verb, &path, &header(header::USER_AGENT));
