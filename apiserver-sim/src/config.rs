@@ -8,7 +8,9 @@
 use std::time::Duration;
 
 /// How to run an [`ApiServerSim`](crate::ApiServerSim).
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` shows whether a token is set, never the token.
+#[derive(Clone)]
 pub struct SimConfig {
     /// Address to bind; port 0 picks a free port. Default `127.0.0.1:0`.
     pub bind: std::net::SocketAddr,
@@ -34,6 +36,31 @@ pub struct SimConfig {
     pub max_body_bytes: usize,
     /// The version reported by `/version`.
     pub git_version: String,
+    /// How long an HTTP/1.1 client may take to send a request's headers before the
+    /// connection is closed. Default 32 s, kube-apiserver's `ReadHeaderTimeout`. hyper counts
+    /// the time a kept-alive connection waits for its next request too, so an idle connection
+    /// is closed after this long (kube-apiserver closes them after 90 s).
+    pub header_read_timeout: Duration,
+}
+
+impl std::fmt::Debug for SimConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimConfig")
+            .field("bind", &self.bind)
+            .field("tls", &self.tls)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("history_size", &self.history_size)
+            .field("bookmark_interval", &self.bookmark_interval)
+            .field("bookmark_before_timeout", &self.bookmark_before_timeout)
+            .field("default_watch_timeout", &self.default_watch_timeout)
+            .field("watch_list", &self.watch_list)
+            .field("too_large_rv_wait", &self.too_large_rv_wait)
+            .field("gc_interval", &self.gc_interval)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("git_version", &self.git_version)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .finish()
+    }
 }
 
 impl Default for SimConfig {
@@ -51,6 +78,7 @@ impl Default for SimConfig {
             gc_interval: Duration::from_millis(100),
             max_body_bytes: 3 * 1024 * 1024,
             git_version: "v1.32.0-sim".to_owned(),
+            header_read_timeout: Duration::from_secs(32),
         }
     }
 }
@@ -84,5 +112,20 @@ impl SimConfig {
     pub fn with_watch_list(mut self, on: bool) -> SimConfig {
         self.watch_list = on;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_redacts_the_token() {
+        let text = format!(
+            "{:?}",
+            SimConfig::default().with_token("sekrit-token-value")
+        );
+        assert!(!text.contains("sekrit-token-value"), "{text}");
+        assert!(text.contains("token: Some(\"<redacted>\")"), "{text}");
     }
 }

@@ -159,6 +159,24 @@ impl ApiServerSim {
         )
     }
 
+    /// Writes [`kubeconfig`](Self::kubeconfig) to `path`, readable by its owner only (mode
+    /// 0600 on Unix, as it holds the token): a new file is created with that mode, an
+    /// existing one is truncated and set to it.
+    pub fn write_kubeconfig(&self, path: &std::path::Path) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(path)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        file.write_all(self.kubeconfig().as_bytes())
+    }
+
     /// The fault switches.
     pub fn faults(&self) -> &Faults {
         &self.state.faults
@@ -278,12 +296,17 @@ where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
     let mut shutdown = state.shutdown.clone();
+    let header_read_timeout = state.config.header_read_timeout;
     let service = service_fn(move |req: hyper::Request<Incoming>| {
         let state = state.clone();
         let address = address.clone();
         async move { Ok::<_, Infallible>(handler::handle(state, address, req).await) }
     });
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_read_timeout);
     let conn = builder.serve_connection(io, service);
     tokio::select! {
         result = conn => if let Err(e) = result {

@@ -14,8 +14,8 @@ use rcgen::{
 use rustls::ServerConfig;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-/// A CA and a serving certificate signed by it.
-#[derive(Debug, Clone)]
+/// A CA and a serving certificate signed by it. Its `Debug` leaves out the private key.
+#[derive(Clone)]
 pub struct TlsMaterial {
     /// The CA certificate, PEM.
     pub ca_pem: String,
@@ -25,6 +25,16 @@ pub struct TlsMaterial {
     pub cert_der: Vec<u8>,
     /// The serving key, PKCS#8 DER.
     pub key_der: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsMaterial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsMaterial")
+            .field("ca_pem", &self.ca_pem)
+            .field("cert_der", &format_args!("{} bytes", self.cert_der.len()))
+            .field("key_der", &"<redacted>")
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why TLS setup failed.
@@ -96,5 +106,14 @@ mod tests {
         let m = super::generate().unwrap();
         assert!(m.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
         super::server_config(&m).unwrap();
+    }
+
+    #[test]
+    fn debug_leaves_out_the_private_key() {
+        let m = super::generate().unwrap();
+        let text = format!("{m:?}");
+        assert!(text.contains("<redacted>"), "{text}");
+        let key_bytes = format!("{:?}", m.key_der);
+        assert!(!text.contains(&key_bytes[1..key_bytes.len() - 1]), "{text}");
     }
 }

@@ -65,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("{}", sim.url());
     if let Some(path) = &args.kubeconfig {
-        std::fs::write(path, sim.kubeconfig())?;
+        sim.write_kubeconfig(path)?;
         eprintln!("kubeconfig written to {}", path.display());
     }
     tokio::signal::ctrl_c().await?;

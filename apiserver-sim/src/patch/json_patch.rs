@@ -5,8 +5,28 @@
 //! (`~0`, `~1` escapes, `-` for the end of an array). A malformed patch document is an
 //! error of the request ([`PatchError::Malformed`], 400); an operation that cannot be
 //! applied ([`PatchError::Failed`], 422 as the real server answers).
+//!
+//! One request cannot exhaust the server's memory or stack: a patch has at most
+//! [`MAX_OPERATIONS`] operations (kube-apiserver's `maxJSONPatchOperations`), and the
+//! patched document may grow to at most [`MAX_RESULT_BYTES`] of JSON and nest at most
+//! [`MAX_DEPTH`] levels; past either the patch is refused with 413 ([`PatchError::TooLarge`])
+//! before the document is built. `copy` doubles a document with each operation, so these
+//! are checked on every operation, not at the end. The size is counted as it grows (every
+//! value an operation inserts is added, nothing removed is subtracted), as evanphx's
+//! `AccumulatedCopySizeLimit` counts copies: an estimate that can only be too high (a `move`
+//! adds nothing, but its new place counts for the depth).
+//! Differences: kube-apiserver bounds the result by its request and etcd limits (3 MiB and
+//! 1.5 MiB) and its JSON decoder by 10,000 levels; the simulator's request bodies nest at
+//! most serde_json's 128 levels, so a patch may not build anything deeper.
 
 use serde_json::Value;
+
+/// The most operations one JSON patch may have (kube-apiserver's `maxJSONPatchOperations`).
+pub const MAX_OPERATIONS: usize = 10_000;
+/// The most bytes of JSON a patched document may reach (the server's default request limit).
+pub const MAX_RESULT_BYTES: usize = 3 * 1024 * 1024;
+/// The deepest nesting a patched document may reach (what the request decoder accepts).
+pub const MAX_DEPTH: usize = 128;
 
 /// Why a patch was not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,6 +37,63 @@ pub enum PatchError {
     /// The patch could not be applied to the object.
     #[error("{0}")]
     Failed(String),
+    /// The patch has too many operations, or would make the document too large or too deep.
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+/// The size (bytes of compact JSON) and depth (levels of arrays and objects; a scalar is 0)
+/// of `value`, walked without recursion.
+fn measure(value: &Value) -> (usize, usize) {
+    let mut size = 0usize;
+    let mut depth = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, level)) = stack.pop() {
+        size = size.saturating_add(match value {
+            Value::Null => 4,
+            Value::Bool(_) => 5,
+            Value::Number(n) => n.to_string().len(),
+            Value::String(s) => s.len() + 2,
+            Value::Array(a) => {
+                stack.extend(a.iter().map(|v| (v, level + 1)));
+                2 + a.len()
+            }
+            Value::Object(m) => {
+                stack.extend(m.values().map(|v| (v, level + 1)));
+                2 + m.keys().map(|k| k.len() + 4).sum::<usize>()
+            }
+        });
+        if value.is_array() || value.is_object() {
+            depth = depth.max(level + 1);
+        }
+    }
+    (size, depth)
+}
+
+/// The size the document has grown to, checked against the limits as values are inserted.
+struct Growth {
+    size: usize,
+}
+
+impl Growth {
+    /// Accounts for `value` inserted at `path` (moved there, not added, when `moved`).
+    fn insert(&mut self, path: &[String], value: &Value, moved: bool) -> Result<(), PatchError> {
+        let (size, depth) = measure(value);
+        if path.len() + depth > MAX_DEPTH {
+            return Err(PatchError::TooLarge(format!(
+                "the patched object would nest deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        if !moved {
+            self.size = self.size.saturating_add(size);
+        }
+        if self.size > MAX_RESULT_BYTES {
+            return Err(PatchError::TooLarge(format!(
+                "the patched object would exceed {MAX_RESULT_BYTES} bytes"
+            )));
+        }
+        Ok(())
+    }
 }
 
 fn parse_pointer(p: &str) -> Result<Vec<String>, PatchError> {
@@ -131,6 +208,15 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let ops = patch.as_array().ok_or_else(|| {
         PatchError::Malformed("a JSON patch must be an array of operations".into())
     })?;
+    if ops.len() > MAX_OPERATIONS {
+        return Err(PatchError::TooLarge(format!(
+            "The allowed maximum operations in a JSON patch is {MAX_OPERATIONS}, got {}",
+            ops.len()
+        )));
+    }
+    let mut growth = Growth {
+        size: measure(doc).0,
+    };
     for op in ops {
         let path = parse_pointer(field(op, "path")?)?;
         let value = || {
@@ -139,12 +225,17 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
             })
         };
         match field(op, "op")? {
-            "add" => add(doc, &path, value()?)?,
+            "add" => {
+                let v = value()?;
+                growth.insert(&path, &v, false)?;
+                add(doc, &path, v)?;
+            }
             "remove" => {
                 remove(doc, &path)?;
             }
             "replace" => {
                 let v = value()?;
+                growth.insert(&path, &v, false)?;
                 if path.is_empty() {
                     *doc = v;
                 } else {
@@ -155,11 +246,14 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
             "move" => {
                 let from = parse_pointer(field(op, "from")?)?;
                 let v = remove(doc, &from)?;
+                growth.insert(&path, &v, true)?;
                 add(doc, &path, v)?;
             }
             "copy" => {
                 let from = parse_pointer(field(op, "from")?)?;
-                let v = get(doc, &from)?.clone();
+                let v = get(doc, &from)?;
+                growth.insert(&path, v, false)?;
+                let v = v.clone();
                 add(doc, &path, v)?;
             }
             "test" => {
@@ -226,5 +320,72 @@ mod tests {
             apply(&mut d, &json!([{"op":"add","path":"/list/9","value":1}])),
             Err(PatchError::Failed(_))
         ));
+    }
+
+    #[test]
+    fn a_json_patch_has_at_most_max_operations() {
+        let op = json!({"op": "test", "path": "/a", "value": 1});
+        let mut d = json!({"a": 1});
+        apply(&mut d, &Value::Array(vec![op.clone(); MAX_OPERATIONS])).unwrap();
+        let err = apply(&mut d, &Value::Array(vec![op; MAX_OPERATIONS + 1])).unwrap_err();
+        assert!(matches!(err, PatchError::TooLarge(_)), "{err}");
+    }
+
+    #[test]
+    fn a_json_patch_cannot_grow_the_document_past_max_result_bytes() {
+        // Each copy doubles the array: 12 of them make 4 MiB of a 1 KiB string.
+        let ops: Vec<Value> = (0..12)
+            .map(|_| json!({"op": "copy", "from": "/a", "path": "/a/-"}))
+            .collect();
+        let mut d = json!({"a": ["x".repeat(1024)]});
+        let err = apply(&mut d, &Value::Array(ops)).unwrap_err();
+        assert!(matches!(err, PatchError::TooLarge(_)), "{err}");
+        assert!(
+            measure(&d).0 <= 2 * MAX_RESULT_BYTES,
+            "refused before it grew"
+        );
+        // Growing to just under the limit is fine.
+        let big = "x".repeat(MAX_RESULT_BYTES / 2);
+        let mut d = json!({});
+        apply(
+            &mut d,
+            &json!([{"op": "add", "path": "/big", "value": big}]),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_json_patch_cannot_nest_the_document_past_max_depth() {
+        // Copying a value into itself nests it one level deeper each time.
+        let ops: Vec<Value> = (0..MAX_DEPTH)
+            .map(|_| json!({"op": "copy", "from": "/a", "path": "/a/a"}))
+            .collect();
+        let mut d = json!({"a": {}});
+        let err = apply(&mut d, &Value::Array(ops)).unwrap_err();
+        assert!(
+            matches!(err, PatchError::TooLarge(ref m) if m.contains("deeper")),
+            "{err}"
+        );
+        assert!(measure(&d).1 <= MAX_DEPTH);
+        // A move deeper counts too.
+        let mut d = json!({"a": {"b": {}}, "c": {"d": {}}});
+        let deep_path = format!("/a/b{}", "/x".repeat(MAX_DEPTH));
+        let err = apply(
+            &mut d,
+            &json!([{"op": "add", "path": "/c/d/x", "value": {}}, {"op": "move", "from": "/c", "path": deep_path}]),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, PatchError::TooLarge(_) | PatchError::Failed(_)),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn measure_counts_compact_json_and_levels() {
+        let v = json!({"a": [1, "xy", null, {"b": true}]});
+        assert_eq!(measure(&v).1, 3);
+        assert!(measure(&v).0 >= serde_json::to_vec(&v).unwrap().len());
+        assert_eq!(measure(&json!(1)), (1, 0));
     }
 }

@@ -57,6 +57,12 @@ pub fn patch_type(info: &ResourceInfo, content_type: &str) -> ApiResult<PatchTyp
 fn to_api(e: PatchError) -> ApiError {
     match e {
         PatchError::Malformed(m) => errors::bad_request(m),
+        PatchError::TooLarge(m) => clientgo_apimachinery::Status::failure(
+            413,
+            clientgo_apimachinery::StatusReason::RequestEntityTooLarge,
+            m,
+        )
+        .into(),
         PatchError::Failed(m) => clientgo_apimachinery::Status::failure(
             422,
             clientgo_apimachinery::StatusReason::Invalid,

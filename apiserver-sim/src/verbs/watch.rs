@@ -229,7 +229,12 @@ impl Watcher {
             Some(s) if s > 0 => Duration::from_secs(s),
             _ => cfg.default_watch_timeout,
         };
-        let deadline = Instant::now() + timeout;
+        // A `timeoutSeconds` too large for a deadline (up to i64::MAX is accepted) means no
+        // limit the watch could outlive: a year from now.
+        let now = Instant::now();
+        let deadline = now
+            .checked_add(timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600));
         let mut rev_rx = self.state.store.subscribe();
         let mut faults = self.state.faults.subscribe_watch();
         let mut shutdown = self.state.shutdown.clone();

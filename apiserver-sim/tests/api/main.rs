@@ -7,6 +7,7 @@ mod discovery;
 mod faults;
 mod gc;
 mod kubectl;
+mod limits;
 mod list;
 mod manifests;
 mod partial;
