@@ -28,7 +28,9 @@ fn queue(c: &mut Criterion) {
         b.iter(|| {
             queue.add(keys[i % keys.len()].clone());
             i += 1;
-            drop(queue.get_blocking());
+            if let Some(item) = queue.get_blocking() {
+                item.done();
+            }
         });
     });
     group.finish();

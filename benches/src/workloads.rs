@@ -84,7 +84,7 @@ async fn throughput(producers: usize) -> Value {
             tokio::spawn(async move {
                 let mut gets = 0u64;
                 while let Some(item) = queue.get().await {
-                    drop(item);
+                    item.done();
                     gets += 1;
                 }
                 gets
@@ -154,7 +154,7 @@ async fn delaying_lateness() -> Value {
                 while let Some(item) = queue.get().await {
                     let at = Instant::now();
                     seen.push((index[item.item()], at));
-                    drop(item);
+                    item.done();
                     if got.fetch_add(1, Ordering::Relaxed) + 1 == N {
                         queue.shut_down();
                     }
@@ -231,9 +231,9 @@ async fn rate_limited_requeue() -> Value {
                 while let Some(item) = queue.get().await {
                     gets += 1;
                     if queue.num_requeues(item.item()) < REQUEUES {
-                        queue.add_rate_limited(item.item().clone());
+                        item.retry();
                     } else {
-                        queue.forget(item.item());
+                        item.forget();
                         if forgotten.fetch_add(1, Ordering::Relaxed) + 1 == N {
                             end = Some(Instant::now());
                             queue.shut_down();

@@ -265,7 +265,7 @@ impl Controller {
     async fn run_worker(self: Arc<Self>) {
         while let Some(key) = self.queue.get().await {
             // Step 7: once shutting down, start nothing new (the queue still hands out what
-            // was in line). Dropping `key` marks it done.
+            // was in line). After shut down, dropping `key` only marks it done.
             if self.queue.shutting_down() {
                 break;
             }
@@ -277,8 +277,9 @@ impl Controller {
             match outcome {
                 Ok(()) => {
                     self.stats.synced.inc();
-                    // Success: drop the key's failure history, so its next backoff starts low.
-                    self.queue.forget(&key);
+                    // Success: drop the key's failure history, so its next backoff starts low;
+                    // the key is done.
+                    key.forget();
                 }
                 Err(failure) => {
                     self.stats.failed.inc();
@@ -288,10 +289,9 @@ impl Controller {
                     tracing::warn!(key = %*key, %failure, "reconcile failed, retrying with backoff");
                     // Failure: try again later, later each time (5 ms doubling to 1000 s). The
                     // retry reads the cache afresh: a conflict is not retried blindly.
-                    self.queue.add_rate_limited(key.item().clone());
+                    key.retry();
                 }
             }
-            // Dropping `key` marks it done: it may be handed out again.
         }
     }
 

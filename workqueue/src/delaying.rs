@@ -29,11 +29,12 @@ use std::ops::Deref;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use clientgo_ratelimit::RateLimiter;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::metrics::{CounterMetric, resolve_provider};
-use crate::queue::{Queue, QueueConfig, QueueItem};
+use crate::queue::{Backoff, Drain, Queue, QueueConfig, QueueItem};
 use crate::state::Fired;
 
 /// How many due items the timer moves into line per critical section.
@@ -102,13 +103,27 @@ impl<T: QueueItem> DelayingQueue<T> {
     ///
     /// Outside a tokio runtime, as `tokio::spawn` does.
     pub fn with_config(config: QueueConfig) -> Self {
+        Self::build(config, None)
+    }
+
+    /// A new delaying queue; with a `limiter`, the items its workers fail (or abandon) come
+    /// back after the limiter's backoff.
+    pub(crate) fn build(config: QueueConfig, limiter: Option<Arc<dyn RateLimiter<T>>>) -> Self {
         let retries = resolve_provider(&config.name, config.metrics_provider.as_ref())
             .map(|provider| provider.new_retries_metric(&config.name));
-        let inner = Arc::new(Inner {
-            queue: Queue::with_config(config),
-            timer: Arc::new(Notify::new()),
-            epoch: Instant::now(),
-            retries,
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner<T>>| {
+            let backoff = limiter.map(|limiter| {
+                Box::new(LimiterBackoff {
+                    queue: weak.clone(),
+                    limiter,
+                }) as Box<dyn Backoff<T>>
+            });
+            Inner {
+                queue: Queue::build(config, backoff),
+                timer: Arc::new(Notify::new()),
+                epoch: Instant::now(),
+                retries,
+            }
         });
         tokio::spawn(run_timer(Arc::downgrade(&inner), inner.timer.clone()));
         Self { inner }
@@ -118,7 +133,37 @@ impl<T: QueueItem> DelayingQueue<T> {
     ///
     /// Ignored after shut down. If the item is already waiting, the earlier ready time wins.
     pub fn add_after(&self, item: T, delay: Duration) {
-        let inner = &*self.inner;
+        self.inner.add_after(item, delay);
+    }
+
+    /// How many items wait for their delay to pass (items already in line are not counted).
+    pub fn waiting_len(&self) -> usize {
+        self.inner.queue.delayed_len()
+    }
+
+    /// Shuts the queue down (see [`Queue::shut_down`]) and drops the items still waiting.
+    pub fn shut_down(&self) {
+        self.inner.queue.shut_down();
+        self.inner.timer.notify_one();
+    }
+
+    /// Shuts the queue down and drops the items still waiting, at once; the returned future
+    /// waits until every item handed out is done (see [`Queue::shut_down_with_drain`]).
+    pub fn shut_down_with_drain(&self) -> Drain<'_, T> {
+        let drain = self.inner.queue.shut_down_with_drain();
+        self.inner.timer.notify_one();
+        drain
+    }
+
+    /// [`shut_down_with_drain`](DelayingQueue::shut_down_with_drain) for plain threads.
+    pub fn shut_down_with_drain_blocking(&self) {
+        crate::sync::block_on(self.shut_down_with_drain());
+    }
+}
+
+impl<T: QueueItem> Inner<T> {
+    fn add_after(&self, item: T, delay: Duration) {
+        let inner = self;
         if inner.queue.shutting_down() {
             return;
         }
@@ -137,31 +182,26 @@ impl<T: QueueItem> DelayingQueue<T> {
             inner.timer.notify_one();
         }
     }
+}
 
-    /// How many items wait for their delay to pass (items already in line are not counted).
-    pub fn waiting_len(&self) -> usize {
-        self.inner.queue.delayed_len()
+/// The rate-limited queue's backoff for failed items: the limiter's delay, then `add_after`.
+struct LimiterBackoff<T> {
+    /// Weak: the queue owns this (through its core), not the other way round.
+    queue: Weak<Inner<T>>,
+    limiter: Arc<dyn RateLimiter<T>>,
+}
+
+impl<T: QueueItem> Backoff<T> for LimiterBackoff<T> {
+    fn retry(&self, item: &T) -> bool {
+        let Some(inner) = self.queue.upgrade() else {
+            return false;
+        };
+        inner.add_after(item.clone(), self.limiter.when(item));
+        true
     }
 
-    /// Shuts the queue down (see [`Queue::shut_down`]) and drops the items still waiting.
-    pub fn shut_down(&self) {
-        self.inner.queue.shut_down();
-        self.inner.timer.notify_one();
-    }
-
-    /// Shuts the queue down, drops the items still waiting, and waits until every item handed
-    /// out is done (see [`Queue::shut_down_with_drain`]).
-    pub async fn shut_down_with_drain(&self) {
-        let drain = self.inner.queue.shut_down_with_drain();
-        self.inner.timer.notify_one();
-        drain.await;
-    }
-
-    /// [`shut_down_with_drain`](DelayingQueue::shut_down_with_drain) for plain threads.
-    pub fn shut_down_with_drain_blocking(&self) {
-        let drain = self.inner.queue.shut_down_with_drain();
-        self.inner.timer.notify_one();
-        crate::sync::block_on(drain);
+    fn forget(&self, item: &T) {
+        self.limiter.forget(item);
     }
 }
 

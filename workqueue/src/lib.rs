@@ -26,11 +26,12 @@
 //! async fn worker(queue: RateLimitingQueue<Arc<str>>) {
 //!     // `get` returns None once the queue is shut down and empty.
 //!     while let Some(key) = queue.get().await {
+//!         // End each hold with an outcome. A guard dropped without one (a panic, an aborted
+//!         // task) counts as a failure: the key is retried after its backoff, not lost.
 //!         match reconcile(&key).await {
-//!             Ok(()) => queue.forget(&key),
-//!             Err(_) => queue.add_rate_limited(key.item().clone()),
+//!             Ok(()) => key.forget(), // success: drop its failure history; done
+//!             Err(_) => key.retry(),  // failure: back in line after its backoff; done
 //!         }
-//!         // Dropping `key` marks it done.
 //!     }
 //! }
 //!

@@ -302,7 +302,7 @@ mod tests {
         assert_eq!((recorded.adds, recorded.depth), (2, 1));
 
         tokio::time::advance(Duration::from_micros(25)).await;
-        drop(item);
+        item.done();
         assert_eq!(provider.snapshot().work_duration, [25e-6]);
 
         // The re-added item comes out again; hold it and let the updater run.

@@ -196,7 +196,7 @@ mod tests {
         let item = queue.get().await.unwrap();
         // The unfinished-work gauges refresh at 0 and 500 ms: read between two refreshes.
         tokio::time::sleep(Duration::from_millis(750)).await;
-        drop(item);
+        item.done();
 
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();

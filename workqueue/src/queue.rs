@@ -12,9 +12,19 @@
 //!
 //! ## Where it differs from client-go
 //!
-//! * `get` returns a [`Processing`] guard instead of the bare item. Dropping the guard is the
-//!   `Done` call, so it cannot be forgotten, not even when the worker returns early or panics.
-//!   [`Processing::detach`] opts out for code that must call [`Queue::done`] itself.
+//! * `get` returns a [`Processing`] guard instead of the bare item, and the guard is the only
+//!   way to mark the item done: there is no `Done(item)` call that could release a hold some
+//!   other worker has since taken on the same item. The worker ends the hold with an outcome:
+//!   [`done`](Processing::done), [`forget`](Processing::forget) (success: also drop the item's
+//!   failure history) or [`retry`](Processing::retry) (failure: back in line, rate-limited
+//!   where the queue has a rate limiter).
+//! * A guard dropped without an outcome (the worker panicked, returned early, or its task was
+//!   aborted) is a failure, not a success: the item is re-queued, after its backoff on a
+//!   [`RateLimitingQueue`](crate::RateLimitingQueue), at once on other queues, so the change it
+//!   stood for is not lost. client-go's worker marks the item done in a `defer` and loses it
+//!   unless the worker re-added it; and client-go crashes the process on a panic
+//!   (`HandleCrash`), which here is the caller's choice: a panic that unwinds through the
+//!   worker drops the guard like any other early exit, and the item comes back.
 //! * Waiting is a FIFO of wakers under the queue's lock (see `waiters.rs`) rather than a
 //!   condition variable, so async tasks and threads ([`Queue::get_blocking`]) share it.
 //! * An item's state is one table entry instead of client-go's separate `dirty` and
@@ -40,7 +50,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
-use crate::state::{Fired, ItemHasher, State, Wakeups};
+use crate::state::{Fired, ItemHasher, State, TakenDelayed, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
 
 /// The bounds every queue item satisfies: a cheap-to-clone key such as `Arc<str>`.
@@ -82,6 +92,16 @@ impl fmt::Debug for QueueConfig {
     }
 }
 
+/// What a queue with a rate limiter does for a failed item: the rate-limited queue's part of
+/// the [`Processing`] outcomes.
+pub(crate) trait Backoff<T>: Send + Sync {
+    /// Schedules `item` (still held) to be added again after its backoff. Returns false when
+    /// the queue it belongs to is gone, so the caller falls back to adding it at once.
+    fn retry(&self, item: &T) -> bool;
+    /// Drops the failure history of `item`.
+    fn forget(&self, item: &T);
+}
+
 /// A work queue of keys. Cloning gives another handle to the same queue.
 ///
 /// # Examples
@@ -97,7 +117,7 @@ impl fmt::Debug for QueueConfig {
 ///
 /// let item = queue.get().await.expect("not shut down");
 /// assert_eq!(*item, "default/web");
-/// drop(item); // done: the item may be handed out again
+/// item.done(); // the item may be handed out again
 ///
 /// queue.shut_down();
 /// assert!(queue.get().await.is_none());
@@ -112,7 +132,12 @@ struct Shared<T> {
     hasher: ItemHasher,
     /// `state.shutting_down`, readable without the lock (set under it, never cleared).
     closed: AtomicBool,
+    /// The rate limiter's part in [`Processing::retry`] and [`Processing::forget`], if any.
+    backoff: Option<Box<dyn Backoff<T>>>,
 }
+
+/// How many taken delayed adds a shut down releases per critical section.
+const RELEASE_BATCH: usize = 1024;
 
 fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
     wakers.into_iter().for_each(Waker::wake);
@@ -144,6 +169,11 @@ impl<T: QueueItem> Queue<T> {
     /// from a tokio task; created outside a tokio runtime, it reports every other metric but
     /// leaves those two at zero (and says so in a warning).
     pub fn with_config(config: QueueConfig) -> Self {
+        Self::build(config, None)
+    }
+
+    /// A new queue whose failed items go through `backoff`.
+    pub(crate) fn build(config: QueueConfig, backoff: Option<Box<dyn Backoff<T>>>) -> Self {
         let provider = resolve_provider(&config.name, config.metrics_provider.as_ref());
         let metrics = provider.map(|provider| QueueMetrics::new(&*provider, &config.name));
         let has_metrics = metrics.is_some();
@@ -152,6 +182,7 @@ impl<T: QueueItem> Queue<T> {
                 state: Mutex::new(State::new(metrics)),
                 closed: AtomicBool::new(false),
                 hasher: ItemHasher::default(),
+                backoff,
             }),
         };
         if has_metrics {
@@ -260,18 +291,42 @@ impl<T: QueueItem> Queue<T> {
         block_on(self.get())
     }
 
-    /// Marks `item` as done processing: needed only after [`Processing::detach`].
-    ///
-    /// If the item was added again while it was processed, it goes back in line. Calling it for
-    /// an item that is not being processed does nothing.
-    pub fn done(&self, item: &T) {
-        self.done_hashed(self.hash(item), item);
-    }
-
+    /// Ends a hold: the item may be handed out again (at once if it was added meanwhile).
     fn done_hashed(&self, hash: u64, item: &T) {
         let mut wakeups = Wakeups::new();
         self.shared.state.lock().done(hash, item, &mut wakeups);
         wake_all(wakeups);
+    }
+
+    /// Ends a failed hold: the item comes back after its backoff, or at once on a queue
+    /// without a rate limiter. After shut down it is only marked done.
+    fn retry_hashed(&self, hash: u64, item: &T) {
+        if let Some(backoff) = &self.shared.backoff {
+            if self.shutting_down() || backoff.retry(item) {
+                self.done_hashed(hash, item);
+                return;
+            }
+        }
+        let mut wakeups = Wakeups::new();
+        self.shared
+            .state
+            .lock()
+            .requeue(&self.shared.hasher, hash, item, &mut wakeups);
+        wake_all(wakeups);
+    }
+
+    /// Releases the delayed adds a shut down took out, a batch per critical section, and drops
+    /// them (the last references to their keys, maybe) outside the lock, so that other handles
+    /// are not stalled by a shut down with many items waiting.
+    fn release_delayed(&self, taken: TakenDelayed<T>) {
+        let mut released = Vec::new();
+        for batch in taken.chunks(RELEASE_BATCH) {
+            self.shared
+                .state
+                .lock()
+                .release_delayed(batch, &mut released);
+            released.clear();
+        }
     }
 
     /// How many items wait in line (items being processed are not counted).
@@ -288,37 +343,41 @@ impl<T: QueueItem> Queue<T> {
     /// items still in line are handed out, `get` returns `None`. Does not wait for workers;
     /// cancels a pending [`shut_down_with_drain`](Queue::shut_down_with_drain).
     pub fn shut_down(&self) {
-        let wakeups: Wakeups = {
+        let (wakeups, taken): (Wakeups, _) = {
             let mut state = self.shared.state.lock();
-            state.clear_delayed();
+            let taken = state.take_delayed();
             state.shutting_down = true;
             self.shared.closed.store(true, Ordering::Release);
             state.drain = false;
             let state = &mut *state;
-            state
+            let wakeups = state
                 .getters
                 .drain()
                 .chain(state.drainers.drain())
-                .collect()
+                .collect();
+            (wakeups, taken)
         };
         wake_all(wakeups);
+        self.release_delayed(taken);
     }
 
     /// Stops the queue like [`shut_down`](Queue::shut_down), then waits until every item handed
     /// out has been marked done. Items still in line are not waited for.
     ///
-    /// Workers must keep dropping their [`Processing`] guards, or this never returns. A
-    /// concurrent `shut_down` ends the wait early.
+    /// The queue shuts down when this is called; the returned future only waits. Workers must
+    /// keep ending their [`Processing`] holds, or the wait never ends. A concurrent `shut_down`
+    /// ends the wait early.
     pub fn shut_down_with_drain(&self) -> Drain<'_, T> {
-        let wakeups: Wakeups = {
+        let (wakeups, taken): (Wakeups, _) = {
             let mut state = self.shared.state.lock();
-            state.clear_delayed();
+            let taken = state.take_delayed();
             state.shutting_down = true;
             self.shared.closed.store(true, Ordering::Release);
             state.drain = true;
-            state.getters.drain().collect()
+            (state.getters.drain().collect(), taken)
         };
         wake_all(wakeups);
+        self.release_delayed(taken);
         Drain {
             queue: self,
             waiter: None,
@@ -432,15 +491,35 @@ impl<T: QueueItem> Drop for Drain<'_, T> {
     }
 }
 
-/// An item handed out by [`Queue::get`]; dropping it marks the item done.
+/// An item handed out by [`Queue::get`], held until the worker gives an outcome.
 ///
-/// It dereferences to the item. Keep it alive for as long as the item is processed: while it
-/// lives, no other worker gets the same item.
-#[must_use = "dropping the guard at once marks the item done before it is processed"]
+/// It dereferences to the item. While it lives, no other worker gets the same item. It is the
+/// only way to end the hold, with one of three outcomes:
+///
+/// * [`done`](Processing::done): processed; the item may be handed out again (at once if it
+///   was added while it was held);
+/// * [`forget`](Processing::forget): processed successfully: also drops the item's failure
+///   history in the queue's rate limiter (client-go's `Forget` then `Done`);
+/// * [`retry`](Processing::retry): failed: the item comes back after the backoff its rate
+///   limiter gives it (client-go's `AddRateLimited` then `Done`), or at once on a queue
+///   without one.
+///
+/// Dropped without an outcome (a panic unwinding through the worker, an early return, an
+/// aborted task), the guard does what `retry` does, and logs a warning: the change the item
+/// stands for is never silently lost. After shut down it is only marked done.
+///
+/// There is no other way to mark an item done, so a worker can never end a hold it does not
+/// own:
+///
+/// ```compile_fail
+/// # let queue: clientgo_workqueue::Queue<&str> = clientgo_workqueue::Queue::new();
+/// queue.done(&"default/web"); // no such method: only the guard ends its own hold
+/// ```
+#[must_use = "dropping the guard without an outcome re-queues the item as a failure"]
 pub struct Processing<'q, T: QueueItem> {
     queue: &'q Queue<T>,
     hash: u64,
-    // `Some` until `detach` takes it; `Drop` then has nothing to do.
+    // `Some` until an outcome takes it; `Drop` then has nothing to do.
     item: Option<T>,
 }
 
@@ -452,17 +531,34 @@ impl<T: QueueItem> Processing<'_, T> {
             .expect("a live guard always holds its item")
     }
 
-    /// Marks the item done now (the same as dropping the guard).
-    pub fn done(self) {}
-
-    /// Takes the item out of the guard without marking it done.
-    ///
-    /// The caller takes over the guard's duty: it must call [`Queue::done`] with the item, or
-    /// the item is never handed out again.
-    pub fn detach(mut self) -> T {
+    fn take(&mut self) -> T {
         self.item
             .take()
             .expect("a live guard always holds its item")
+    }
+
+    /// Ends the hold: the item was processed. Its failure history, if any, is kept.
+    pub fn done(mut self) {
+        let item = self.take();
+        self.queue.done_hashed(self.hash, &item);
+    }
+
+    /// Ends the hold after a success: drops the item's failure history in the queue's rate
+    /// limiter (on a queue without one, this is [`done`](Processing::done)).
+    pub fn forget(mut self) {
+        let item = self.take();
+        if let Some(backoff) = &self.queue.shared.backoff {
+            backoff.forget(&item);
+        }
+        self.queue.done_hashed(self.hash, &item);
+    }
+
+    /// Ends the hold after a failure: the item is added again after the backoff its rate
+    /// limiter gives it (recording one more failure), or at once on a queue without a rate
+    /// limiter. After shut down the item is only marked done.
+    pub fn retry(mut self) {
+        let item = self.take();
+        self.queue.retry_hashed(self.hash, &item);
     }
 }
 
@@ -482,8 +578,95 @@ impl<T: QueueItem + fmt::Debug> fmt::Debug for Processing<'_, T> {
 
 impl<T: QueueItem> Drop for Processing<'_, T> {
     fn drop(&mut self) {
-        if let Some(item) = self.item.take() {
-            self.queue.done_hashed(self.hash, &item);
+        let Some(item) = self.item.take() else { return };
+        if !self.queue.shutting_down() {
+            abandoned();
         }
+        self.queue.retry_hashed(self.hash, &item);
+    }
+}
+
+/// Reports a guard dropped without an outcome (the item itself is not logged: keys may be
+/// sensitive, and `T` need not be `Debug`).
+#[cfg(not(clientgo_loom))]
+fn abandoned() {
+    tracing::warn!(
+        panicking = std::thread::panicking(),
+        "work queue item dropped without an outcome (a panic, an early return or an aborted \
+         task): re-queued as a failure"
+    );
+}
+
+#[cfg(clientgo_loom)]
+fn abandoned() {}
+
+#[cfg(all(test, not(clientgo_loom)))]
+mod tests {
+    use std::cell::{Cell, RefCell};
+
+    use super::*;
+
+    thread_local! {
+        /// The queue whose lock a dropped [`Probe`] checks, while a test watches.
+        static WATCHED: RefCell<Option<Arc<Shared<Probe>>>> = const { RefCell::new(None) };
+        static DROPS: Cell<usize> = const { Cell::new(0) };
+        static DROPS_UNDER_LOCK: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// A key that records whether it is dropped while the watched queue's lock is held.
+    #[derive(Clone, PartialEq, Eq, Hash)]
+    struct Probe(u32);
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            WATCHED.with(|watched| {
+                if let Some(shared) = &*watched.borrow() {
+                    DROPS.set(DROPS.get() + 1);
+                    if shared.state.is_locked() {
+                        DROPS_UNDER_LOCK.set(DROPS_UNDER_LOCK.get() + 1);
+                    }
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn shut_down_drops_the_delayed_adds_outside_the_lock() {
+        const WAITING: u32 = 10_000;
+        let queue: Queue<Probe> = Queue::new();
+        for i in 0..WAITING {
+            queue.add_at(Probe(i), 1_000_000 + u64::from(i));
+        }
+        queue.add(Probe(0));
+        let held = queue.get_blocking().unwrap();
+        queue.add(Probe(1));
+        WATCHED.with(|watched| *watched.borrow_mut() = Some(queue.shared.clone()));
+        queue.shut_down();
+        let watched = WATCHED.with(|watched| watched.borrow_mut().take());
+        drop(watched);
+        // Each waiting key had a heap entry and, unless in line or held, a table entry.
+        assert!(
+            DROPS.get() >= 2 * WAITING as usize - 2,
+            "the probe saw only {} drops",
+            DROPS.get()
+        );
+        assert_eq!(
+            DROPS_UNDER_LOCK.get(),
+            0,
+            "keys were dropped under the lock"
+        );
+        assert_eq!(queue.delayed_len(), 0);
+        assert_eq!(
+            queue.shared.state.lock().line.len(),
+            1,
+            "the item in line stays"
+        );
+        held.done();
+        let next = queue
+            .get_blocking()
+            .expect("the item in line is handed out");
+        assert_eq!(next.0, 1);
+        next.done();
+        assert!(queue.get_blocking().is_none());
     }
 }

@@ -1,12 +1,18 @@
 //! The rate-limited queue: client-go's `util/workqueue/rate_limiting_queue.go`.
 //!
 //! A [`RateLimitingQueue`] is a [`DelayingQueue`] that asks a [`RateLimiter`] how long an item
-//! should wait before it is retried. The controller pattern is:
+//! should wait before it is retried. The controller pattern ends each hold with the
+//! [`Processing`](crate::Processing) guard's outcome:
 //!
-//! * on success, [`forget`](RateLimitingQueue::forget) the item (its failure history is dropped);
-//! * on failure, [`add_rate_limited`](RateLimitingQueue::add_rate_limited) it (it comes back
-//!   after a delay that grows with its failures);
-//! * in both cases, drop the [`Processing`](crate::Processing) guard (client-go's `Done`).
+//! * on success, [`forget`](crate::Processing::forget): the item's failure history is dropped
+//!   and the item is done (client-go's `Forget` then `Done`);
+//! * on failure, [`retry`](crate::Processing::retry): the item comes back after a delay that
+//!   grows with its failures (client-go's `AddRateLimited` then `Done`).
+//!
+//! A guard dropped without an outcome (a panic, an aborted task) is a failure: the item is
+//! retried after its backoff, as `retry` does, rather than marked done and lost.
+//! [`add_rate_limited`](RateLimitingQueue::add_rate_limited) and
+//! [`forget`](RateLimitingQueue::forget) remain for items a worker does not hold.
 //!
 //! It dereferences to its [`DelayingQueue`], as client-go's embeds its `DelayingInterface`.
 
@@ -41,13 +47,12 @@ use crate::queue::{QueueConfig, QueueItem};
 ///
 /// let item = queue.get().await.expect("not shut down");
 /// // The reconcile failed: try again later (after 5 ms, then 10 ms, ...).
-/// queue.add_rate_limited(item.item().clone());
-/// drop(item);
+/// item.retry();
 /// assert_eq!(queue.num_requeues(&"default/web"), 1);
 ///
 /// let item = queue.get().await.expect("not shut down");
 /// // This time it worked: forget its failures.
-/// queue.forget(item.item());
+/// item.forget();
 /// assert_eq!(queue.num_requeues(&"default/web"), 0);
 /// # }
 /// ```
@@ -82,7 +87,7 @@ impl<T: QueueItem> RateLimitingQueue<T> {
     /// Outside a tokio runtime (its delaying queue spawns a timer task).
     pub fn with_config(limiter: Arc<dyn RateLimiter<T>>, config: QueueConfig) -> Self {
         Self {
-            queue: DelayingQueue::with_config(config),
+            queue: DelayingQueue::build(config, Some(limiter.clone())),
             limiter,
         }
     }

@@ -11,7 +11,11 @@
 //!
 //! Delayed adds also sit in a min-heap ordered by ready time, which the delaying queue's timer
 //! drains. Moving an item's ready time earlier pushes a second heap entry; the table says which
-//! entry is current, and stale ones are dropped when they surface.
+//! entry is current, and stale ones are dropped when they surface. So that a key debounced
+//! over and over (its time moved earlier on every change) cannot grow the heap without bound,
+//! the heap is compacted (stale entries dropped) whenever they outnumber the current ones: it
+//! never holds more than `2 × waiting + COMPACT_SLACK` entries, and compaction costs amortized
+//! O(1) per `add_after`.
 //!
 //! ## Invariants
 //!
@@ -19,7 +23,10 @@
 //! 2. `processing` counts the items marked `Processing` or `ProcessingDirty`.
 //! 3. An entry exists only while its item is marked other than `Idle` or has a ready time.
 //! 4. Every item with a ready time has a heap entry with exactly that time; `delayed` counts
-//!    those items.
+//!    those items. (On shut down the heap is taken out at once, and the ready times are
+//!    cleared batch by batch in short critical sections: see `take_delayed`.)
+//! 5. After every `add_after` and every timer firing, the heap holds at most
+//!    `2 × delayed + COMPACT_SLACK` entries.
 //!
 //! Hashes are computed by the caller before the lock is taken, and travel with the item (in
 //! line, in the heap, in the worker's guard), so no critical section hashes a key.
@@ -101,8 +108,12 @@ impl<T> Slot<T> {
     }
 }
 
+/// How many stale heap entries are tolerated beyond the current ones before a compaction, so
+/// that a small heap is not compacted on every push.
+pub(crate) const COMPACT_SLACK: usize = 1024;
+
 /// A pending delayed add, ordered by ready time only.
-struct Delayed<T> {
+pub(crate) struct Delayed<T> {
     at: u64,
     hash: u64,
     item: T,
@@ -135,6 +146,9 @@ pub(crate) enum Fired {
     /// The batch limit was reached with more items due: yield, then fire again.
     More,
 }
+
+/// The delayed adds a shut down took out of the state, released outside the lock.
+pub(crate) type TakenDelayed<T> = Vec<Reverse<Delayed<T>>>;
 
 /// Everything a queue guards with its lock.
 pub(crate) struct State<T> {
@@ -255,6 +269,21 @@ impl<T: QueueItem> State<T> {
         }
     }
 
+    /// Puts a handed-out item back in line and marks it done, in one step: the outcome of a
+    /// guard dropped without one. After shut down the item is only marked done.
+    pub(crate) fn requeue(
+        &mut self,
+        hasher: &ItemHasher,
+        hash: u64,
+        item: &T,
+        wakeups: &mut Wakeups,
+    ) {
+        if !self.shutting_down {
+            wakeups.extend(self.add(hasher, hash, item.clone()));
+        }
+        self.done(hash, item, wakeups);
+    }
+
     /// Schedules an add of `item` at ready time `at`, unless one at the same time or earlier
     /// is pending. Returns whether `at` is now the earliest ready time (the timer must re-arm).
     pub(crate) fn add_after(&mut self, hasher: &ItemHasher, hash: u64, item: T, at: u64) -> bool {
@@ -276,7 +305,52 @@ impl<T: QueueItem> State<T> {
         slot.set_ready_at(Some(at));
         let earliest = self.heap.peek().is_none_or(|Reverse(head)| at < head.at);
         self.heap.push(Reverse(Delayed { at, hash, item }));
+        self.bound_heap();
         earliest
+    }
+
+    /// Compacts the heap once its stale entries outnumber the current ones (plus the slack):
+    /// each compaction costs less than twice the stale entries it drops, so amortized O(1) per
+    /// `add_after` that made one.
+    fn bound_heap(&mut self) {
+        if self.heap.len() > 2 * self.delayed + COMPACT_SLACK {
+            self.compact_heap();
+        } else {
+            self.fit_heap();
+        }
+    }
+
+    /// Whether `entry` is its item's current heap entry (its time is the item's ready time).
+    fn is_current(table: &HashTable<Slot<T>>, entry: &Delayed<T>) -> bool {
+        table
+            .find(entry.hash, |slot| slot.item == entry.item)
+            .is_some_and(|slot| slot.ready_at() == Some(entry.at))
+    }
+
+    /// Drops the stale heap entries, leaving one entry per waiting item.
+    fn compact_heap(&mut self) {
+        let table = &self.table;
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        entries.retain(|Reverse(entry)| Self::is_current(table, entry));
+        if entries.len() > self.delayed {
+            // An item whose time went back to one it had before (it fired in between) can have
+            // two entries that both look current; keep one. Rare, so sorting is fine here.
+            entries.sort_unstable_by_key(|Reverse(entry)| (entry.at, entry.hash));
+            entries.dedup_by(|Reverse(a), Reverse(b)| {
+                a.at == b.at && a.hash == b.hash && a.item == b.item
+            });
+        }
+        self.heap = BinaryHeap::from(entries);
+        self.fit_heap();
+    }
+
+    /// Gives back the heap's memory once it holds less than a quarter of its capacity (after a
+    /// burst of delayed adds came due, or a compaction).
+    fn fit_heap(&mut self) {
+        let len = self.heap.len().max(COMPACT_SLACK);
+        if self.heap.capacity() > 4 * len {
+            self.heap.shrink_to(2 * len);
+        }
     }
 
     /// Adds every item whose ready time is at or before `now`, at most `limit` of them.
@@ -284,10 +358,13 @@ impl<T: QueueItem> State<T> {
         let mut fired = 0;
         loop {
             let Some(Reverse(head)) = self.heap.peek() else {
+                self.fit_heap();
                 return Fired::Empty;
             };
             if head.at > now {
-                return Fired::NextAt(head.at);
+                let next = head.at;
+                self.bound_heap();
+                return Fired::NextAt(next);
             }
             if fired == limit {
                 return Fired::More;
@@ -316,14 +393,34 @@ impl<T: QueueItem> State<T> {
         }
     }
 
-    /// Drops every pending delayed add (on shut down).
-    pub(crate) fn clear_delayed(&mut self) {
-        self.heap = BinaryHeap::new();
+    /// Takes every pending delayed add out of the state (on shut down), in O(1) so that the lock
+    /// is not held over a large heap. The items' table entries keep their ready times until
+    /// [`release_delayed`](State::release_delayed) is given the taken entries, batch by batch;
+    /// meanwhile they are inert (nothing fires after shut down).
+    pub(crate) fn take_delayed(&mut self) -> TakenDelayed<T> {
         self.delayed = 0;
-        self.table.retain(|slot| {
-            slot.set_ready_at(None);
-            slot.mark() != Mark::Idle
-        });
+        std::mem::take(&mut self.heap).into_vec()
+    }
+
+    /// Clears the ready times of the items of `taken` and removes the entries that have nothing
+    /// else pending, moving their items to `released` to be dropped after the lock is released.
+    pub(crate) fn release_delayed(&mut self, taken: &[Reverse<Delayed<T>>], released: &mut Vec<T>) {
+        for Reverse(entry) in taken {
+            let Ok(found) = self
+                .table
+                .find_entry(entry.hash, |slot| slot.item == entry.item)
+            else {
+                continue;
+            };
+            if found.get().ready_at().is_none() {
+                continue;
+            }
+            if found.get().mark() == Mark::Idle {
+                released.push(found.remove().0.item);
+            } else {
+                found.into_mut().set_ready_at(None);
+            }
+        }
     }
 
     /// How many items have a delayed add pending.
@@ -393,6 +490,96 @@ mod tests {
         assert_eq!(state.take_next(), Some((hash, "k")));
         state.done(hash, &"k", &mut wakeups);
         assert_eq!(state.table.len(), 0);
+    }
+
+    /// Adds `key` at `at`, checking the heap's bound after the add.
+    fn add_at(state: &mut State<u64>, hasher: &ItemHasher, key: u64, at: u64) {
+        state.add_after(hasher, hasher.hash_one(key), key, at);
+        assert!(
+            state.heap.len() <= 2 * state.delayed + COMPACT_SLACK,
+            "heap of {} entries for {} waiting items",
+            state.heap.len(),
+            state.delayed
+        );
+    }
+
+    #[test]
+    fn the_heap_stays_bounded_by_the_waiting_items() {
+        let hasher = ItemHasher::default();
+        let mut state: State<u64> = State::new(None);
+        let mut wakeups = Wakeups::new();
+        const KEYS: u64 = 1_000;
+        // Debounced keys: every add moves the key's time earlier, leaving a stale entry.
+        for i in 0..200_000u64 {
+            add_at(&mut state, &hasher, i % KEYS, 10_000_000 - i);
+        }
+        assert_eq!(state.delayed_len(), KEYS as usize);
+        assert!(state.heap.capacity() <= 4 * (2 * KEYS as usize + COMPACT_SLACK));
+        // Each key fires once, at its latest (earliest) time, in time order.
+        assert_eq!(
+            state.fire_due(10_000_000, usize::MAX, &mut wakeups),
+            Fired::Empty
+        );
+        let fired: Vec<u64> = state.line.iter().map(|(_, key)| *key).collect();
+        let expected: Vec<u64> = (200_000 - KEYS..200_000).rev().map(|i| i % KEYS).collect();
+        assert_eq!(fired, expected);
+        assert!(state.heap.is_empty());
+    }
+
+    #[test]
+    fn compaction_keeps_one_entry_per_item_when_a_time_comes_back() {
+        let hasher = ItemHasher::default();
+        let mut state: State<u64> = State::new(None);
+        let mut wakeups = Wakeups::new();
+        // Key 0 waits for time 1,000,000 again and again: each round its time moves earlier
+        // (a stale entry at 1,000,000), it fires, then goes back to 1,000,000 exactly. Every
+        // stale entry then looks current; compaction must still keep only one.
+        for round in 0..5_000u64 {
+            add_at(&mut state, &hasher, 0, 1_000_000);
+            add_at(&mut state, &hasher, 0, round);
+            state.fire_due(round, usize::MAX, &mut wakeups);
+            let (hash, key) = state.take_next().expect("key 0 fired");
+            state.done(hash, &key, &mut wakeups);
+        }
+        add_at(&mut state, &hasher, 0, 1_000_000);
+        assert_eq!(state.delayed_len(), 1);
+        assert!(state.heap.len() <= 2 + COMPACT_SLACK);
+        assert_eq!(
+            state.fire_due(1_000_000, usize::MAX, &mut wakeups),
+            Fired::Empty
+        );
+        assert_eq!(state.line.len(), 1, "fired once");
+    }
+
+    #[test]
+    fn shut_down_releases_the_delayed_adds_in_batches() {
+        let hasher = ItemHasher::default();
+        let mut state: State<u64> = State::new(None);
+        let mut wakeups = Wakeups::new();
+        for key in 0..10u64 {
+            add_at(&mut state, &hasher, key, 100 + key);
+        }
+        // Key 0 is handed out with a delayed add pending; key 1 waits in line as well.
+        for key in [0, 1] {
+            state.add(&hasher, hasher.hash_one(key), key);
+        }
+        let (hash, held) = state.take_next().unwrap();
+        assert_eq!(held, 0);
+        let taken = state.take_delayed();
+        assert_eq!(state.delayed_len(), 0);
+        let mut released = Vec::new();
+        for batch in taken.chunks(3) {
+            state.release_delayed(batch, &mut released);
+        }
+        released.sort_unstable();
+        assert_eq!(
+            released,
+            (2..10).collect::<Vec<_>>(),
+            "idle items leave the table"
+        );
+        assert_eq!(state.table.len(), 2, "the held and the waiting item stay");
+        state.done(hash, &held, &mut wakeups);
+        assert_eq!(state.table.len(), 1, "no ready time keeps the done item");
     }
 
     #[test]

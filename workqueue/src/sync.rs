@@ -29,6 +29,12 @@ impl<T> Mutex<T> {
     pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, T> {
         self.0.lock()
     }
+
+    /// Whether some thread holds the lock (for tests that check what runs outside it).
+    #[cfg(test)]
+    pub(crate) fn is_locked(&self) -> bool {
+        self.0.is_locked()
+    }
 }
 
 #[cfg(clientgo_loom)]

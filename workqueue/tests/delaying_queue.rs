@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use clientgo_workqueue::DelayingQueue;
+use clientgo_workqueue::{DelayingQueue, QueueItem};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -19,14 +19,18 @@ where
     queue.len()
 }
 
-async fn drain_in_order<T>(queue: &DelayingQueue<T>) -> Vec<T>
-where
-    T: std::hash::Hash + Eq + Clone + Send + 'static,
-{
+/// Takes the next item and ends its hold with `done`.
+async fn next<T: QueueItem>(queue: &DelayingQueue<T>) -> T {
+    let held = queue.get().await.expect("not shut down");
+    let item = held.item().clone();
+    held.done();
+    item
+}
+
+async fn drain_in_order<T: QueueItem>(queue: &DelayingQueue<T>) -> Vec<T> {
     let mut out = Vec::new();
     while !queue.is_empty() {
-        let item = queue.get().await.expect("not shut down");
-        out.push(item.item().clone());
+        out.push(next(queue).await);
     }
     out
 }
@@ -44,7 +48,7 @@ async fn item_waits_for_its_delay() {
     tokio::time::advance(11 * MS).await;
     assert_eq!(settle(&queue).await, 1, "in line once 50 ms passed");
     assert_eq!(queue.waiting_len(), 0);
-    assert_eq!(*queue.get().await.unwrap(), "foo");
+    assert_eq!(next(&queue).await, "foo");
 
     tokio::time::advance(Duration::from_secs(20)).await;
     assert_eq!(settle(&queue).await, 0, "nothing comes back later");
@@ -58,13 +62,13 @@ async fn waiting_item_keeps_the_earlier_ready_time() {
     assert_eq!(queue.waiting_len(), 1, "one entry per item");
     tokio::time::advance(60 * MS).await;
     assert_eq!(settle(&queue).await, 1, "the earlier time won");
-    drop(queue.get().await.unwrap());
+    next(&queue).await;
 
     queue.add_after("foo", 70 * MS);
     queue.add_after("foo", 50 * MS);
     tokio::time::advance(60 * MS).await;
     assert_eq!(settle(&queue).await, 1, "a later add moved it earlier");
-    drop(queue.get().await.unwrap());
+    next(&queue).await;
 
     tokio::time::advance(20 * MS).await;
     assert_eq!(
@@ -81,11 +85,11 @@ async fn earlier_ready_time_fires_first() {
     queue.add_after("bar", 50 * MS);
     tokio::time::advance(60 * MS).await;
     assert_eq!(settle(&queue).await, 1);
-    assert_eq!(*queue.get().await.unwrap(), "bar");
+    assert_eq!(next(&queue).await, "bar");
 
     tokio::time::advance(Duration::from_secs(1)).await;
     assert_eq!(settle(&queue).await, 1);
-    assert_eq!(*queue.get().await.unwrap(), "foo");
+    assert_eq!(next(&queue).await, "foo");
 }
 
 #[tokio::test(start_paused = true)]
@@ -112,8 +116,7 @@ async fn get_waits_for_a_delayed_item() {
     let queue = DelayingQueue::new();
     let start = tokio::time::Instant::now();
     queue.add_after("foo", 250 * MS);
-    let item = queue.get().await.unwrap();
-    assert_eq!(*item, "foo");
+    assert_eq!(next(&queue).await, "foo");
     let waited = start.elapsed();
     assert!(
         waited >= 250 * MS && waited <= 252 * MS,
@@ -192,6 +195,51 @@ async fn a_delay_past_the_end_of_time_never_comes_due() {
     assert_eq!(queue.waiting_len(), 2);
     tokio::time::advance(Duration::from_secs(365 * 24 * 3600)).await;
     assert_eq!(settle(&queue).await, 1);
-    assert_eq!(*queue.get().await.unwrap(), "soon");
+    assert_eq!(next(&queue).await, "soon");
     assert_eq!(queue.waiting_len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shut_down_with_drain_shuts_down_when_called_not_when_polled() {
+    let queue = DelayingQueue::new();
+    queue.add("held");
+    queue.add_after("waiting", 10 * MS);
+    let held = queue.get().await.unwrap();
+    let drain = queue.shut_down_with_drain();
+    assert!(
+        queue.shutting_down(),
+        "shut down before the drain is polled"
+    );
+    assert_eq!(queue.waiting_len(), 0, "the waiting item was dropped");
+    queue.add("late");
+    assert!(queue.is_empty(), "adds are ignored from the call on");
+    held.done();
+    drain.await;
+    assert!(queue.get().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_guard_dropped_without_an_outcome_is_added_again_at_once() {
+    // Without a rate limiter there is no backoff to wait for.
+    let queue = DelayingQueue::new();
+    queue.add("foo");
+    drop(queue.get().await.unwrap());
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.waiting_len(), 0);
+    assert_eq!(next(&queue).await, "foo");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_debounced_key_moved_earlier_a_million_times_is_one_waiting_item() {
+    let queue = DelayingQueue::new();
+    for i in 0..1_000_000u64 {
+        // Every add moves the key's time earlier, the case that leaves a stale entry behind.
+        queue.add_after(i % 10, Duration::from_secs(3600) - Duration::from_micros(i));
+    }
+    assert_eq!(queue.waiting_len(), 10);
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    assert_eq!(settle(&queue).await, 10, "each key comes due once");
+    let mut keys = drain_in_order(&queue).await;
+    keys.sort_unstable();
+    assert_eq!(keys, (0..10).collect::<Vec<_>>());
 }

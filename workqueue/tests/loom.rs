@@ -38,7 +38,7 @@ fn one_holder_at_a_time_and_no_lost_add() {
                         assert_eq!(holders.fetch_add(1, SeqCst), 0, "two holders");
                         seen.fetch_max(version.load(SeqCst), SeqCst);
                         holders.fetch_sub(1, SeqCst);
-                        drop(item);
+                        item.done();
                     }
                 })
             })
@@ -65,7 +65,11 @@ fn parked_getter_is_woken_by_add() {
         let worker = {
             let (queue, got) = (queue.clone(), got.clone());
             thread::spawn(move || {
-                let item = queue.get_blocking().map(|item| *item);
+                let item = queue.get_blocking().map(|held| {
+                    let item = *held;
+                    held.done();
+                    item
+                });
                 got.store(1, SeqCst);
                 item
             })
@@ -93,7 +97,7 @@ fn drain_waits_for_the_held_item() {
                     held.store(1, SeqCst);
                     thread::yield_now();
                     held.store(0, SeqCst);
-                    drop(item);
+                    item.done();
                 }
             })
         };
@@ -107,5 +111,40 @@ fn drain_waits_for_the_held_item() {
             "drain returned while the item was held"
         );
         worker.join().unwrap();
+    });
+}
+
+/// A worker that drops its guard without an outcome (a panic, an aborted task) puts the item
+/// back in line: the other worker gets it, never while the first still holds it, and no
+/// wake-up is lost (a lost one leaves the second worker parked for ever, which loom reports).
+#[test]
+fn an_abandoned_item_is_handed_out_again() {
+    model(|| {
+        let queue: Queue<u8> = Queue::new();
+        let holders = Arc::new(AtomicUsize::new(0));
+        let handed_out = Arc::new(AtomicUsize::new(0));
+        queue.add(1);
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (queue, holders, handed_out) =
+                    (queue.clone(), holders.clone(), handed_out.clone());
+                thread::spawn(move || {
+                    let item = queue.get_blocking().expect("not shut down");
+                    assert_eq!(holders.fetch_add(1, SeqCst), 0, "two holders");
+                    let first = handed_out.fetch_add(1, SeqCst) == 0;
+                    holders.fetch_sub(1, SeqCst);
+                    if first {
+                        drop(item); // no outcome: back in line
+                    } else {
+                        item.done();
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        assert_eq!(handed_out.load(SeqCst), 2);
+        assert!(queue.is_empty());
     });
 }

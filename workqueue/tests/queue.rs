@@ -5,7 +5,14 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use clientgo_workqueue::Queue;
+use clientgo_workqueue::{Processing, Queue, QueueItem};
+
+/// Ends a hold with `done` and returns the item.
+fn done<T: QueueItem>(held: Processing<'_, T>) -> T {
+    let item = held.item().clone();
+    held.done();
+    item
+}
 
 /// Polls a future once without a runtime: `Some` if it completed.
 fn poll_once<F: Future>(future: std::pin::Pin<&mut F>) -> Option<F::Output> {
@@ -39,6 +46,7 @@ async fn basic(drain: bool) {
                     assert!(*item < PRODUCERS * 100, "only produced items come out");
                     handled += 1;
                     tokio::task::yield_now().await;
+                    item.done();
                 }
                 handled
             })
@@ -100,6 +108,7 @@ async fn add_while_processing_is_handed_out_again() {
                     if first_time {
                         queue.add(*item);
                     }
+                    item.done();
                 }
             })
         })
@@ -137,11 +146,11 @@ fn reinsert_during_processing() {
     assert_eq!(*item, "foo");
     queue.add("foo");
     assert_eq!(queue.len(), 0, "an item being processed is not in line");
-    drop(item);
+    item.done();
     assert_eq!(queue.len(), 1, "it went back in line when done");
     let item = poll_once(pin!(queue.get())).flatten().unwrap();
     assert_eq!(*item, "foo");
-    drop(item);
+    item.done();
     assert_eq!(queue.len(), 0);
 }
 
@@ -154,6 +163,7 @@ fn duplicate_adds_collapse() {
     let item = queue.get_blocking().unwrap();
     assert_eq!(*item, "bar");
     assert!(queue.is_empty());
+    item.done();
 }
 
 #[test]
@@ -168,10 +178,10 @@ fn adds_while_processing_collapse_and_wait_for_done() {
         poll_once(second.as_mut()).is_none(),
         "no second worker may get an item being processed"
     );
-    drop(first);
+    first.done();
     let again = poll_once(second.as_mut()).flatten().unwrap();
     assert_eq!(*again, "bar");
-    drop(again);
+    again.done();
     assert!(queue.is_empty(), "the two adds made one more hand-out");
 }
 
@@ -183,7 +193,7 @@ fn distinct_items_come_out_in_fifo_order() {
     }
     let order: Vec<_> = std::iter::from_fn(|| {
         let mut get = pin!(queue.get());
-        poll_once(get.as_mut()).flatten().map(|item| *item)
+        poll_once(get.as_mut()).flatten().map(done)
     })
     .collect();
     assert_eq!(order, [3, 1, 2, 4]);
@@ -199,9 +209,9 @@ async fn shut_down_with_drain_waits_for_items_handed_out() {
     let mut drain = pin!(queue.shut_down_with_drain());
     assert!(poll_once(drain.as_mut()).is_none());
     assert!(queue.shutting_down());
-    drop(foo);
+    foo.done();
     assert!(poll_once(drain.as_mut()).is_none(), "bar is still held");
-    drop(bar);
+    bar.done();
     assert!(poll_once(drain.as_mut()).is_some());
 }
 
@@ -234,13 +244,13 @@ fn drain_hands_out_an_item_made_dirty_while_held() {
     queue.add("foo");
     let mut drain = pin!(queue.shut_down_with_drain());
     assert!(poll_once(drain.as_mut()).is_none());
-    drop(held);
+    held.done();
     // Dirty while held (and added before shut down): it comes out again.
     let again = queue
         .get_blocking()
         .expect("the dirty item is handed out again");
     assert_eq!(*again, "foo");
-    drop(again);
+    again.done();
     assert!(
         queue.get_blocking().is_none(),
         "then the queue reports shut down"
@@ -255,8 +265,8 @@ fn items_in_line_are_still_handed_out_after_shut_down() {
     queue.add(2);
     queue.shut_down();
     queue.add(3);
-    assert_eq!(queue.get_blocking().map(|i| *i), Some(1));
-    assert_eq!(queue.get_blocking().map(|i| *i), Some(2));
+    assert_eq!(queue.get_blocking().map(done), Some(1));
+    assert_eq!(queue.get_blocking().map(done), Some(2));
     assert!(queue.get_blocking().is_none());
 }
 
@@ -268,24 +278,84 @@ fn items_are_released_once_done() {
     queue.add(item);
     let held = queue.get_blocking().unwrap();
     assert!(weak.upgrade().is_some());
-    drop(held);
+    held.done();
     assert!(
         weak.upgrade().is_none(),
         "the queue keeps no copy of a done item"
     );
 }
 
+/// The sequence that a public `done(item)` allowed: worker A ends its hold on k, B takes k,
+/// then a second `done` from A released B's hold and C took k while B was still working. Only
+/// the guard ends a hold, and it is consumed by doing so: A has nothing left to release B's
+/// hold with, and C waits until B is done.
 #[test]
-fn detached_item_is_done_by_hand() {
+fn an_ended_hold_never_releases_the_next_holder() {
+    let queue = Queue::new();
+    queue.add("k");
+    let a = queue.get_blocking().unwrap();
+    queue.add("k"); // k changes while A works
+    a.done(); // A's outcome; the guard is gone
+    let b = queue.get_blocking().unwrap();
+    assert_eq!(*b, "k");
+    queue.add("k"); // k changes while B works
+    let mut c = pin!(queue.get());
+    assert!(
+        poll_once(c.as_mut()).is_none(),
+        "C must not take k while B holds it"
+    );
+    assert!(queue.is_empty(), "k waits for B, out of line");
+    b.done();
+    let c = poll_once(c.as_mut())
+        .flatten()
+        .expect("C gets k once B is done");
+    assert_eq!(done(c), "k");
+    assert!(queue.is_empty());
+}
+
+#[test]
+fn a_guard_dropped_without_an_outcome_puts_the_item_back() {
     let queue = Queue::new();
     queue.add("foo");
-    let item = queue.get_blocking().unwrap().detach();
+    queue.add("bar");
+    let held = queue.get_blocking().unwrap();
+    assert_eq!(*held, "foo");
+    drop(held);
+    assert_eq!(queue.len(), 2, "foo is back in line, behind bar");
+    assert_eq!(queue.get_blocking().map(done), Some("bar"));
+    assert_eq!(queue.get_blocking().map(done), Some("foo"));
+    assert!(queue.is_empty());
+}
+
+#[test]
+fn a_worker_that_panics_does_not_lose_its_item() {
+    let queue: Queue<u32> = Queue::new();
+    queue.add(7);
+    let worker = {
+        let queue = queue.clone();
+        std::thread::spawn(move || {
+            let _held = queue.get_blocking().unwrap();
+            panic!("the reconcile panicked");
+        })
+    };
+    assert!(worker.join().is_err(), "the worker panicked");
+    assert_eq!(
+        queue.get_blocking().map(done),
+        Some(7),
+        "7 is handed out again"
+    );
+}
+
+#[test]
+fn after_shut_down_a_dropped_guard_is_only_done() {
+    let queue = Queue::new();
     queue.add("foo");
-    assert!(queue.is_empty(), "still processing after detach");
-    queue.done(&item);
-    assert_eq!(queue.len(), 1);
-    queue.done(&"never handed out");
-    assert_eq!(queue.len(), 1, "done of an unknown item does nothing");
+    let held = queue.get_blocking().unwrap();
+    let mut drain = pin!(queue.shut_down_with_drain());
+    assert!(poll_once(drain.as_mut()).is_none());
+    drop(held);
+    assert!(poll_once(drain.as_mut()).is_some(), "the hold ended");
+    assert!(queue.get_blocking().is_none(), "and nothing was re-added");
 }
 
 #[test]
@@ -308,8 +378,8 @@ fn blocking_get_wakes_on_add_from_another_thread() {
     let worker = {
         let queue = queue.clone();
         std::thread::spawn(move || {
-            let item = queue.get_blocking().map(|item| *item);
-            let end = queue.get_blocking().map(|item| *item);
+            let item = queue.get_blocking().map(done);
+            let end = queue.get_blocking().map(done);
             (item, end)
         })
     };
