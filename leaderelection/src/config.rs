@@ -6,9 +6,12 @@ use std::time::Duration;
 ///
 /// client-go's customary values are the defaults: a lease lasts 15 s, a leader that cannot
 /// renew for 10 s steps down, and candidates retry every 2 s. The 5 s between renew deadline
-/// and lease duration is the margin that keeps two leaders from overlapping: a leader stops
-/// its work no later than `renew_deadline` after its last successful renewal, while the others
-/// wait `lease_duration` after they last saw the lease change.
+/// and lease duration is the margin that keeps two leaders from overlapping: a leader fences
+/// its work no later than `renew_deadline` after it sent its last successful renewal, while
+/// the others wait `lease_duration` after they last saw the lease change. Each attempt to
+/// acquire or renew (a read and a write of the lease) is abandoned after
+/// [`request_timeout`](LeaderElectionConfig::request_timeout), so one hung request cannot
+/// use up the renew deadline.
 #[derive(Debug, Clone)]
 pub struct LeaderElectionConfig {
     /// A name for logs and metrics.
@@ -19,6 +22,10 @@ pub struct LeaderElectionConfig {
     pub renew_deadline: Duration,
     /// How long candidates wait between attempts.
     pub retry_period: Duration,
+    /// How long one attempt to acquire or renew may take before it is abandoned; `None`:
+    /// half the renew deadline, as client-go sets the timeout of its leader-election client.
+    /// Must be shorter than `renew_deadline`.
+    pub request_timeout: Option<Duration>,
     /// Give the lease up (empty holder) when leadership ends, after the leader's work has
     /// stopped, so another candidate takes over at once instead of after `lease_duration`.
     pub release_on_cancel: bool,
@@ -31,6 +38,7 @@ impl Default for LeaderElectionConfig {
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
+            request_timeout: None,
             release_on_cancel: false,
         }
     }
@@ -61,13 +69,28 @@ pub enum ConfigError {
         /// The retry period.
         retry: Duration,
     },
+    /// An attempt could outlast the renew deadline.
+    #[error("request_timeout ({request:?}) must be shorter than renew_deadline ({renew:?})")]
+    RequestTimeoutTooLong {
+        /// The request timeout.
+        request: Duration,
+        /// The renew deadline.
+        renew: Duration,
+    },
     /// The lock has no identity.
     #[error("the lock's identity is empty")]
     EmptyIdentity,
 }
 
 impl LeaderElectionConfig {
-    /// Checks the durations as client-go's `NewLeaderElector` does.
+    /// The deadline of one acquire or renew attempt: `request_timeout`, or half the renew
+    /// deadline.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout.unwrap_or(self.renew_deadline / 2)
+    }
+
+    /// Checks the durations as client-go's `NewLeaderElector` does, and that an attempt ends
+    /// before the renew deadline.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (name, value) in [
             ("lease_duration", self.lease_duration),
@@ -89,6 +112,17 @@ impl LeaderElectionConfig {
                 renew: self.renew_deadline,
                 retry: self.retry_period,
             });
+        }
+        if let Some(request) = self.request_timeout {
+            if request.is_zero() {
+                return Err(ConfigError::Zero("request_timeout"));
+            }
+            if request >= self.renew_deadline {
+                return Err(ConfigError::RequestTimeoutTooLong {
+                    request,
+                    renew: self.renew_deadline,
+                });
+            }
         }
         Ok(())
     }
@@ -125,5 +159,19 @@ mod tests {
             with(0, 10, 2).validate(),
             Err(ConfigError::Zero("lease_duration"))
         );
+        assert_eq!(with(15, 10, 2).request_timeout(), s(5));
+        let request = |timeout| LeaderElectionConfig {
+            request_timeout: Some(timeout),
+            ..LeaderElectionConfig::default()
+        };
+        assert!(matches!(
+            request(s(10)).validate(),
+            Err(ConfigError::RequestTimeoutTooLong { .. })
+        ));
+        assert_eq!(
+            request(s(0)).validate(),
+            Err(ConfigError::Zero("request_timeout"))
+        );
+        assert_eq!(request(s(3)).validate(), Ok(()));
     }
 }

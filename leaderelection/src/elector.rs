@@ -11,25 +11,45 @@
 //! | `OnStoppedLeading()` | `run` returning (it always returns, led or not) |
 //! | `OnNewLeader(identity)` | [`LeaderElector::on_new_leader`] |
 //!
-//! ## Safety
+//! ## Safety: never two leaders acting
 //!
-//! The leader's token is cancelled no later than `renew_deadline` after the last successful
-//! renewal, measured on the leader's clock; other candidates take over no earlier than
-//! `lease_duration` after they saw that renewal, measured on theirs. With the defaults that
-//! leaves 5 s for the leader's work to stop. The lease is released (with `release_on_cancel`)
-//! only after the leader work has returned, so a successor never overlaps a draining leader.
+//! A candidate *acts* from the moment `lead` is called until its work is *fenced*: the work's
+//! future returned or was dropped (so nothing it would still do, a write included, is ever
+//! sent). The rules that keep two candidates from acting at once:
+//!
+//! * A successful renewal is counted from the moment its write was sent, not from when the
+//!   answer came back: the server may have applied it at once and answered late, and the
+//!   others count from when they saw it.
+//! * Every attempt to acquire or renew (a read and a write) is abandoned after
+//!   [`LeaderElectionConfig::request_timeout`], shorter than the renew deadline, so one hung
+//!   request cannot use up the renew deadline or keep a candidate from campaigning.
+//! * When renewals have failed for `renew_deadline`, the work is fenced at once: its token is
+//!   cancelled and its future dropped, with no wait. That is before `lease_duration` has
+//!   elapsed since the last renewal was sent, the earliest moment another candidate may
+//!   take over (it waits `lease_duration` after it *saw* that renewal, measured on its
+//!   clock). With the defaults, 5 s of margin remain for a write already on the wire to land.
+//!   Work that spawns tasks must stop them when its future is dropped (a `JoinSet`, not
+//!   detached tasks), or the fence does not reach them. The lease is not released after a
+//!   loss: the process is expected to exit, as kube-controller-manager does.
+//! * On a clean shutdown (the caller cancels) the leader keeps renewing while its work drains,
+//!   so a slow drain never overlaps a successor; the work gets at most `renew_deadline` to
+//!   return, then it is dropped. Then, with `release_on_cancel`, the lease is released so
+//!   another candidate takes over at once. A renewal failing during the drain fences the work
+//!   as above, and the result is [`Ended::Lost`].
+//!
 //! Validity is judged only from local observation times, never the remote timestamps, which
 //! tolerates clock offsets between candidates (not clocks running at different rates).
 //!
 //! Where it differs from client-go: client-go's renewal gives up `renew_deadline` after the
-//! start of the renewal round (up to `retry_period` after the last success); here the deadline
-//! runs from the last success itself, a little stricter. Leader work that returns on its own
-//! ends the leadership (client-go would keep renewing a lease nobody uses). `on_new_leader` is
-//! called inline and must be quick.
+//! start of the renewal round (up to `retry_period` after the last success), and counts the
+//! lease from when the answer arrived; here the deadline runs from when the last successful
+//! renewal was sent, stricter on both counts. client-go does not stop the leader's work
+//! itself (kube-controller-manager exits the process); here `run` fences it. Leader work that
+//! returns on its own ends the leadership (client-go would keep renewing a lease nobody
+//! uses). `on_new_leader` is called inline and must be quick.
 
 use std::future::Future;
 use std::hash::{Hash, Hasher};
-use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -165,21 +185,20 @@ impl<L: Lock> LeaderElector<L> {
     }
 
     /// Campaigns until leader, then runs `lead` with a token cancelled when leadership ends,
-    /// and returns once it has ended and the leader work has returned (see the module docs).
+    /// and returns once the leader work has been fenced (see the module docs).
     pub async fn run<F, Fut>(&self, cancel: CancellationToken, lead: F) -> Ended
     where
         F: FnOnce(CancellationToken) -> Fut,
         Fut: Future<Output = ()>,
     {
-        if !self.acquire(&cancel).await {
+        let Some(mut last_renew) = self.acquire(&cancel).await else {
             return Ended::Cancelled;
-        }
+        };
         let name = &self.config.name;
         tracing::info!(election = %name, lock = %self.lock.describe(), "became leader");
         let leader_token = cancel.child_token();
-        let mut work = pin!(lead(leader_token.clone()));
-        let mut last_renew = Instant::now();
-        let ended = loop {
+        let mut work = Box::pin(lead(leader_token.clone()));
+        let mut ended = loop {
             tokio::select! {
                 biased;
                 // First: the leader token is a child of `cancel`, so work that returns because
@@ -187,12 +206,35 @@ impl<L: Lock> LeaderElector<L> {
                 () = cancel.cancelled() => break Ended::Cancelled,
                 () = &mut work => break Ended::WorkFinished,
                 renewed = self.renew(last_renew) => match renewed {
-                    Some(at) => last_renew = at,
+                    Some(sent) => last_renew = sent,
                     None => break Ended::Lost,
                 },
             }
         };
         leader_token.cancel();
+        if ended == Ended::Cancelled {
+            // A clean shutdown: keep the lease while the work drains, for a bounded time.
+            let drained = Instant::now() + self.config.renew_deadline;
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut work => break,
+                    () = tokio::time::sleep_until(drained) => {
+                        tracing::warn!(election = %name, "the leader work did not stop within the renew deadline: dropped");
+                        break;
+                    }
+                    renewed = self.renew(last_renew) => match renewed {
+                        Some(sent) => last_renew = sent,
+                        None => {
+                            ended = Ended::Lost;
+                            break;
+                        }
+                    },
+                }
+            }
+        }
+        // The fence: whatever the work was doing, it does no more.
+        drop(work);
         self.observed.lock().leading = false;
         match ended {
             Ended::Lost => {
@@ -200,43 +242,60 @@ impl<L: Lock> LeaderElector<L> {
             }
             _ => tracing::info!(election = %name, ?ended, "stopped leading"),
         }
-        if ended != Ended::WorkFinished {
-            work.await;
-        }
-        if self.config.release_on_cancel {
+        if self.config.release_on_cancel && ended != Ended::Lost {
             self.release().await;
         }
         ended
     }
 
-    /// Tries every jittered retry period until the lease is ours; false if cancelled first.
-    async fn acquire(&self, cancel: &CancellationToken) -> bool {
+    /// Tries every jittered retry period until the lease is ours, and returns when the
+    /// winning write was sent; `None` if cancelled first.
+    async fn acquire(&self, cancel: &CancellationToken) -> Option<Instant> {
         let mut jitter = Jitter::for_identity(self.lock.identity());
+        let attempt_timeout = self.config.request_timeout();
         loop {
             if cancel.is_cancelled() {
-                return false;
+                return None;
             }
-            if self.try_acquire_or_renew().await {
-                return true;
+            let attempt = tokio::time::timeout(attempt_timeout, self.try_acquire_or_renew());
+            tokio::select! {
+                () = cancel.cancelled() => return None,
+                attempt = attempt => match attempt {
+                    Ok(Some(sent)) => return Some(sent),
+                    Ok(None) => {}
+                    Err(_) => tracing::debug!(lock = %self.lock.describe(), "acquire attempt timed out"),
+                },
             }
             let wait = jitter.wait(self.config.retry_period);
             tokio::select! {
-                () = cancel.cancelled() => return false,
+                () = cancel.cancelled() => return None,
                 () = tokio::time::sleep(wait) => {}
             }
         }
     }
 
-    /// One renewal round: waits a retry period, then tries until it succeeds (returning when)
-    /// or `renew_deadline` after `last_renew` has passed (returning `None`).
+    /// One renewal round: waits a retry period, then tries (each attempt bounded by the
+    /// request timeout) until one succeeds, returning when its write was sent, or until
+    /// `renew_deadline` after `last_renew` has passed (returning `None`).
     async fn renew(&self, last_renew: Instant) -> Option<Instant> {
-        tokio::time::sleep(self.config.retry_period).await;
         let deadline = last_renew + self.config.renew_deadline;
+        if tokio::time::timeout_at(deadline, tokio::time::sleep(self.config.retry_period))
+            .await
+            .is_err()
+        {
+            return None;
+        }
         loop {
-            match tokio::time::timeout_at(deadline, self.try_acquire_or_renew()).await {
-                Ok(true) => return Some(Instant::now()),
-                Ok(false) => {}
-                Err(_) => return None,
+            let attempt_deadline = deadline.min(Instant::now() + self.config.request_timeout());
+            match tokio::time::timeout_at(attempt_deadline, self.try_acquire_or_renew()).await {
+                Ok(Some(sent)) => return Some(sent),
+                Ok(None) => {}
+                Err(_) => {
+                    tracing::debug!(lock = %self.lock.describe(), "renew attempt timed out")
+                }
+            }
+            if Instant::now() >= deadline {
+                return None;
             }
             let retry = tokio::time::sleep(self.config.retry_period);
             if tokio::time::timeout_at(deadline, retry).await.is_err() {
@@ -245,8 +304,9 @@ impl<L: Lock> LeaderElector<L> {
         }
     }
 
-    /// client-go's `tryAcquireOrRenew`: true if this candidate holds the lease afterwards.
-    async fn try_acquire_or_renew(&self) -> bool {
+    /// client-go's `tryAcquireOrRenew`: if this candidate holds the lease afterwards, when
+    /// the write that got or kept it was sent (the lease is counted from then).
+    async fn try_acquire_or_renew(&self) -> Option<Instant> {
         let identity = self.lock.identity();
         let now = MicroTime::now();
         let lease_seconds = i32::try_from(self.config.lease_duration.as_secs()).unwrap_or(i32::MAX);
@@ -269,10 +329,11 @@ impl<L: Lock> LeaderElector<L> {
             }
         };
         if let Some(record) = renewal {
+            let sent = Instant::now();
             match self.lock.update(&record).await {
                 Ok(()) => {
-                    self.observe(record, true);
-                    return true;
+                    self.observe(record, Some(sent));
+                    return Some(sent);
                 }
                 Err(error) => {
                     tracing::debug!(%error, "fast-path renewal failed, reading the lease")
@@ -291,18 +352,19 @@ impl<L: Lock> LeaderElector<L> {
             Ok(current) => current,
             Err(error) => {
                 tracing::warn!(lock = %self.lock.describe(), %error, "cannot read the lease");
-                return false;
+                return None;
             }
         };
         let Some(current) = current else {
+            let sent = Instant::now();
             return match self.lock.create(&desired).await {
                 Ok(()) => {
-                    self.observe(desired, true);
-                    true
+                    self.observe(desired, Some(sent));
+                    Some(sent)
                 }
                 Err(error) => {
                     tracing::warn!(lock = %self.lock.describe(), %error, "cannot create the lease");
-                    false
+                    None
                 }
             };
         };
@@ -311,7 +373,7 @@ impl<L: Lock> LeaderElector<L> {
         let observed_at = {
             let changed = self.observed.lock().record.as_ref() != Some(&current);
             if changed {
-                self.observe(current.clone(), false);
+                self.observe(current.clone(), None);
             }
             self.observed.lock().time.unwrap_or_else(Instant::now)
         };
@@ -320,7 +382,7 @@ impl<L: Lock> LeaderElector<L> {
         let valid_for =
             Duration::from_secs(u64::try_from(current.lease_duration_seconds).unwrap_or(0));
         if held_by_other && observed_at + valid_for > Instant::now() {
-            return false;
+            return None;
         }
 
         let mut record = desired;
@@ -330,27 +392,30 @@ impl<L: Lock> LeaderElector<L> {
         } else {
             record.leader_transitions = current.leader_transitions.saturating_add(1);
         }
+        let sent = Instant::now();
         match self.lock.update(&record).await {
             Ok(()) => {
-                self.observe(record, true);
-                true
+                self.observe(record, Some(sent));
+                Some(sent)
             }
             Err(error) => {
                 tracing::debug!(lock = %self.lock.describe(), %error, "cannot update the lease");
-                false
+                None
             }
         }
     }
 
-    /// Records what was seen, now; tells `on_new_leader` when the holder changed.
-    fn observe(&self, record: LeaderElectionRecord, ours: bool) {
+    /// Records what was seen: a record this candidate wrote (`sent`: when its write was sent,
+    /// the time it counts from), or another's, seen now. Tells `on_new_leader` when the holder
+    /// changed.
+    fn observe(&self, record: LeaderElectionRecord, sent: Option<Instant>) {
         let new_holder = {
             let mut observed = self.observed.lock();
             let previous = observed.record.as_ref().map(|r| r.holder_identity.clone());
             let holder = record.holder_identity.clone();
             observed.record = Some(record);
-            observed.time = Some(Instant::now());
-            if ours {
+            observed.time = Some(sent.unwrap_or_else(Instant::now));
+            if sent.is_some() {
                 observed.leading = true;
             }
             (previous.as_deref() != Some(holder.as_str()) && !holder.is_empty()).then_some(holder)
@@ -387,7 +452,7 @@ impl<L: Lock> LeaderElector<L> {
                 };
                 match self.lock.update(&released).await {
                     Ok(()) => {
-                        self.observe(released, false);
+                        self.observe(released, None);
                         tracing::info!(lock = %self.lock.describe(), "released the lease");
                         return;
                     }

@@ -8,9 +8,14 @@
 //! Lease is the only lock client-go still accepts (the Endpoints and ConfigMap locks were
 //! removed), and the only one here. The [`Lease`] type is this crate's own small struct rather
 //! than k8s-openapi's, so the crate does not pull in every Kubernetes type.
+//!
+//! The lock should have a client of its own, [`leader_election_client`] (client-go's
+//! `resourcelock.NewFromKubeconfig` builds one the same way): with the controller's client,
+//! renewals would queue behind its requests in the shared throttle, and a busy controller
+//! would lose its own lease.
 
 use clientgo_apimachinery::{ObjectMeta, Resource, impl_object};
-use clientgo_rest::{GetParams, PostParams, ResourceClient, RestClient};
+use clientgo_rest::{Config, GetParams, PostParams, ResourceClient, RestClient};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +42,21 @@ impl Resource for Lease {
 
 impl_object!(Lease);
 
+/// A client for leader election only, built from `config` as client-go's
+/// `resourcelock.NewFromKubeconfig` builds it: its own connections and throttle, so the
+/// controller's requests never delay a renewal; the user agent `<config's>/leader-election`;
+/// and `election`'s request timeout as the time limit of every request (the elector bounds
+/// each attempt with it too, throttle wait included).
+pub fn leader_election_client(
+    config: &Config,
+    election: &crate::LeaderElectionConfig,
+) -> Result<RestClient, clientgo_rest::Error> {
+    let mut config = config.clone();
+    config.timeout = Some(election.request_timeout());
+    config.user_agent = format!("{}/leader-election", config.user_agent);
+    RestClient::new(&config)
+}
+
 /// A lock on the Lease `namespace/name`, for the candidate `identity`.
 pub struct LeaseLock {
     leases: ResourceClient<Lease>,
@@ -57,7 +77,8 @@ impl std::fmt::Debug for LeaseLock {
 }
 
 impl LeaseLock {
-    /// A lock on the Lease `namespace/name` through `client`.
+    /// A lock on the Lease `namespace/name` through `client` (best a
+    /// [`leader_election_client`], not the controller's).
     pub fn new(
         client: &RestClient,
         namespace: impl Into<String>,

@@ -1,12 +1,13 @@
 //! Lease-based leader election: client-go's `tools/leaderelection`, in Rust.
 //!
 //! Several replicas of a controller run; one leads. [`LeaderElector::run`] campaigns for a
-//! lease through a [`Lock`], runs the leader's work once it holds it, renews it, and stops the
-//! work before the lease can pass to another candidate (see the `elector` module docs for the
-//! timing argument).
+//! lease through a [`Lock`], runs the leader's work once it holds it, renews it, and fences
+//! the work (drops its future) before the lease can pass to another candidate (see the
+//! `elector` module docs for the timing argument).
 //!
-//! The lock is normally a [`LeaseLock`] on a `coordination.k8s.io/v1` Lease through the REST
-//! client: `LeaseLock::new(&client, "kube-system", "my-controller", pod_name)`.
+//! The lock is normally a [`LeaseLock`] on a `coordination.k8s.io/v1` Lease, through a REST
+//! client of its own ([`leader_election_client`], so renewals never wait behind the
+//! controller's requests): `LeaseLock::new(&client, "kube-system", "my-controller", pod_name)`.
 //!
 //! ```no_run
 //! use clientgo_leaderelection::{LeaderElectionConfig, LeaderElector, Lock};
@@ -41,5 +42,5 @@ mod record;
 
 pub use config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
 pub use elector::{Ended, HealthCheck, LeaderElector, RenewalOverdue};
-pub use lease_lock::{Lease, LeaseLock};
+pub use lease_lock::{Lease, LeaseLock, leader_election_client};
 pub use record::{LeaderElectionRecord, Lock, LockError};

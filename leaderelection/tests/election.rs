@@ -8,73 +8,158 @@ use std::time::Duration;
 use clientgo_leaderelection::{
     Ended, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, Lock, LockError,
 };
+
 use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// The lease as an API server would keep it: a record and a version bumped on every write.
+/// The lease as an API server would keep it: a record and a version bumped on every write,
+/// and when each candidate's writes were applied.
 #[derive(Default)]
 struct Server {
     lease: Mutex<Option<(LeaderElectionRecord, u64)>>,
+    applied: Mutex<Vec<(String, Instant)>>,
 }
 
 impl Server {
     fn record(&self) -> Option<LeaderElectionRecord> {
         self.lease.lock().as_ref().map(|(record, _)| record.clone())
     }
+
+    /// When the writes of `who` were applied.
+    fn applied_by(&self, who: &str) -> Vec<Instant> {
+        self.applied
+            .lock()
+            .iter()
+            .filter(|(w, _)| w == who)
+            .map(|(_, at)| *at)
+            .collect()
+    }
 }
 
-/// One candidate's view of the server: remembers the version it last saw; can be cut off.
+/// What goes wrong between one candidate and the server.
+#[derive(Default)]
+struct Faults {
+    /// Every request fails at once.
+    down: AtomicBool,
+    /// The next this many requests never get an answer.
+    hang_next: AtomicUsize,
+    /// Writes are applied at once, but answered this long after.
+    answer_after: Mutex<Duration>,
+    /// How long each request that was abandoned had been waiting.
+    abandoned: Mutex<Vec<Duration>>,
+}
+
+/// Notes how long a request waited if it is dropped before it completes.
+struct Pending<'a> {
+    faults: &'a Faults,
+    since: Instant,
+    done: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.faults.abandoned.lock().push(self.since.elapsed());
+        }
+    }
+}
+
+/// One candidate's view of the server: remembers the version it last saw; can be cut off,
+/// hung or slowed down.
 struct MemLock {
     server: Arc<Server>,
     identity: String,
     seen: Mutex<Option<u64>>,
-    down: Arc<AtomicBool>,
+    faults: Arc<Faults>,
 }
 
 fn unreachable() -> LockError {
     LockError::Other("connection refused".into())
 }
 
-impl Lock for MemLock {
-    async fn get(&self) -> Result<Option<LeaderElectionRecord>, LockError> {
-        if self.down.load(Ordering::SeqCst) {
+impl MemLock {
+    /// Runs one request through the faults: fails, hangs, or applies `apply` and answers,
+    /// late if told to.
+    async fn request<T>(
+        &self,
+        apply: impl FnOnce() -> Result<T, LockError>,
+    ) -> Result<T, LockError> {
+        let mut pending = Pending {
+            faults: &self.faults,
+            since: Instant::now(),
+            done: false,
+        };
+        if self.faults.down.load(Ordering::SeqCst) {
+            pending.done = true;
             return Err(unreachable());
         }
-        let lease = self.server.lease.lock();
-        *self.seen.lock() = lease.as_ref().map(|(_, version)| *version);
-        Ok(lease.as_ref().map(|(record, _)| record.clone()))
+        let hang = self
+            .faults
+            .hang_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if hang {
+            std::future::pending::<()>().await;
+        }
+        let result = apply();
+        let late = *self.faults.answer_after.lock();
+        if !late.is_zero() {
+            tokio::time::sleep(late).await;
+        }
+        pending.done = true;
+        result
     }
 
-    async fn create(&self, record: &LeaderElectionRecord) -> Result<(), LockError> {
-        if self.down.load(Ordering::SeqCst) {
-            return Err(unreachable());
-        }
-        let mut lease = self.server.lease.lock();
-        if lease.is_some() {
-            return Err(LockError::AlreadyExists);
-        }
-        *lease = Some((record.clone(), 1));
-        *self.seen.lock() = Some(1);
-        Ok(())
-    }
-
-    async fn update(&self, record: &LeaderElectionRecord) -> Result<(), LockError> {
-        if self.down.load(Ordering::SeqCst) {
-            return Err(unreachable());
-        }
+    fn write(&self, record: &LeaderElectionRecord, create: bool) -> Result<(), LockError> {
         let mut lease = self.server.lease.lock();
         let mut seen = self.seen.lock();
         match lease.as_mut() {
+            Some(_) if create => Err(LockError::AlreadyExists),
+            None if create => {
+                *lease = Some((record.clone(), 1));
+                *seen = Some(1);
+                self.applied(record);
+                Ok(())
+            }
             Some((stored, version)) if Some(*version) == *seen => {
                 *stored = record.clone();
                 *version += 1;
                 *seen = Some(*version);
+                self.applied(record);
                 Ok(())
             }
             Some(_) => Err(LockError::Conflict),
             None => Err(LockError::Other("lease not found".into())),
         }
+    }
+
+    fn applied(&self, record: &LeaderElectionRecord) {
+        if record.holder_identity == self.identity {
+            self.server
+                .applied
+                .lock()
+                .push((self.identity.clone(), Instant::now()));
+        }
+    }
+}
+
+impl Lock for MemLock {
+    async fn get(&self) -> Result<Option<LeaderElectionRecord>, LockError> {
+        self.request(|| {
+            let lease = self.server.lease.lock();
+            *self.seen.lock() = lease.as_ref().map(|(_, version)| *version);
+            Ok(lease.as_ref().map(|(record, _)| record.clone()))
+        })
+        .await
+    }
+
+    async fn create(&self, record: &LeaderElectionRecord) -> Result<(), LockError> {
+        self.request(|| self.write(record, true)).await
+    }
+
+    async fn update(&self, record: &LeaderElectionRecord) -> Result<(), LockError> {
+        self.request(|| self.write(record, false)).await
     }
 
     fn identity(&self) -> &str {
@@ -86,10 +171,10 @@ impl Lock for MemLock {
     }
 }
 
-/// A candidate: its elector, its network switch, and a log of its leadership.
+/// A candidate: its elector, its faults, and its cancel switch.
 struct Candidate {
     elector: Arc<LeaderElector<MemLock>>,
-    down: Arc<AtomicBool>,
+    faults: Arc<Faults>,
     cancel: CancellationToken,
 }
 
@@ -125,6 +210,32 @@ impl Ledger {
     }
 }
 
+/// Leader work in progress: counted in the ledger from its start until it returns or is
+/// dropped (fenced).
+struct Acting {
+    ledger: Arc<Ledger>,
+    who: String,
+}
+
+impl Acting {
+    fn start(ledger: &Arc<Ledger>, who: &str) -> Acting {
+        let now = ledger.leading.fetch_add(1, Ordering::SeqCst) + 1;
+        ledger.max_leading.fetch_max(now, Ordering::SeqCst);
+        ledger.note(who, "start");
+        Acting {
+            ledger: ledger.clone(),
+            who: who.to_owned(),
+        }
+    }
+}
+
+impl Drop for Acting {
+    fn drop(&mut self) {
+        self.ledger.note(&self.who, "stop");
+        self.ledger.leading.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn config(release_on_cancel: bool) -> LeaderElectionConfig {
     LeaderElectionConfig {
         name: "test".into(),
@@ -134,23 +245,42 @@ fn config(release_on_cancel: bool) -> LeaderElectionConfig {
 }
 
 fn candidate(server: &Arc<Server>, identity: &str, release_on_cancel: bool) -> Candidate {
-    let down = Arc::new(AtomicBool::new(false));
+    let faults = Arc::new(Faults::default());
     let lock = MemLock {
         server: server.clone(),
         identity: identity.to_owned(),
         seen: Mutex::new(None),
-        down: down.clone(),
+        faults: faults.clone(),
     };
     Candidate {
         elector: Arc::new(LeaderElector::new(lock, config(release_on_cancel)).unwrap()),
-        down,
+        faults,
         cancel: CancellationToken::new(),
     }
 }
 
-/// Runs the candidate's election in a task; its leader work records itself in the ledger
-/// and checks that nobody else leads.
+/// How the leader work reacts to its token being cancelled.
+#[derive(Clone, Copy)]
+enum Work {
+    /// Returns at once.
+    Prompt,
+    /// Takes this long to return.
+    Drains(Duration),
+    /// Never returns: only dropping it stops it.
+    Ignores,
+}
+
+/// Runs the candidate's election in a task; its leader work records itself in the ledger.
 fn campaign(c: &Candidate, who: &str, ledger: &Arc<Ledger>) -> tokio::task::JoinHandle<Ended> {
+    campaign_with(c, who, ledger, Work::Prompt)
+}
+
+fn campaign_with(
+    c: &Candidate,
+    who: &str,
+    ledger: &Arc<Ledger>,
+    work: Work,
+) -> tokio::task::JoinHandle<Ended> {
     let (elector, cancel, ledger, who) = (
         c.elector.clone(),
         c.cancel.clone(),
@@ -160,15 +290,33 @@ fn campaign(c: &Candidate, who: &str, ledger: &Arc<Ledger>) -> tokio::task::Join
     tokio::spawn(async move {
         elector
             .run(cancel, |leading| async move {
-                let now = ledger.leading.fetch_add(1, Ordering::SeqCst) + 1;
-                ledger.max_leading.fetch_max(now, Ordering::SeqCst);
-                ledger.note(&who, "start");
+                let _acting = Acting::start(&ledger, &who);
                 leading.cancelled().await;
-                ledger.note(&who, "stop");
-                ledger.leading.fetch_sub(1, Ordering::SeqCst);
+                match work {
+                    Work::Prompt => {}
+                    Work::Drains(time) => tokio::time::sleep(time).await,
+                    Work::Ignores => std::future::pending().await,
+                }
             })
             .await
     })
+}
+
+/// Checks `condition` every 10 ms of paused time, for at most 60 s.
+async fn wait_for(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits (at most `bound` of paused time) for `run` to end.
+async fn ended_within(run: tokio::task::JoinHandle<Ended>, bound: Duration) -> Ended {
+    tokio::time::timeout(bound, run)
+        .await
+        .expect("the election ends within the bound")
+        .unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -271,7 +419,7 @@ async fn a_leader_cut_off_stops_before_another_takes_over() {
     assert!(!b.elector.is_leader(), "b waits while a renews");
 
     let cut = Instant::now();
-    a.down.store(true, Ordering::SeqCst);
+    a.faults.down.store(true, Ordering::SeqCst);
     assert_eq!(run_a.await.unwrap(), Ended::Lost);
     let a_stopped = ledger.stops_of("a")[0];
     assert!(
@@ -310,11 +458,11 @@ async fn a_brief_outage_keeps_the_leader() {
     tokio::time::sleep(Duration::from_secs(20)).await;
 
     // The API server is unreachable for everyone for 6 s: less than the renew deadline.
-    a.down.store(true, Ordering::SeqCst);
-    b.down.store(true, Ordering::SeqCst);
+    a.faults.down.store(true, Ordering::SeqCst);
+    b.faults.down.store(true, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(6)).await;
-    a.down.store(false, Ordering::SeqCst);
-    b.down.store(false, Ordering::SeqCst);
+    a.faults.down.store(false, Ordering::SeqCst);
+    b.faults.down.store(false, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(60)).await;
 
     assert!(a.elector.is_leader());
@@ -345,12 +493,11 @@ async fn leader_work_that_returns_ends_leadership() {
 async fn new_leaders_are_announced() {
     let server = Arc::new(Server::default());
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let down = Arc::new(AtomicBool::new(false));
     let lock = |id: &str| MemLock {
         server: server.clone(),
         identity: id.to_owned(),
         seen: Mutex::new(None),
-        down: down.clone(),
+        faults: Arc::default(),
     };
     let a = LeaderElector::new(lock("a"), config(true)).unwrap();
     let b = {
@@ -387,7 +534,181 @@ fn an_empty_identity_is_refused() {
         server: Arc::default(),
         identity: String::new(),
         seen: Mutex::new(None),
-        down: Arc::default(),
+        faults: Arc::default(),
     };
     assert!(LeaderElector::new(lock, config(false)).is_err());
+}
+
+/// The lease counts from when a renewal was sent: a leader whose renewals are applied at
+/// once but answered 4 s late, then cut off, fences its work within the renew deadline of
+/// the last renewal the server applied, not of the last answer it got.
+#[tokio::test(start_paused = true)]
+async fn the_lease_is_counted_from_when_the_renewal_was_sent() {
+    let server = Arc::new(Server::default());
+    let ledger = Arc::new(Ledger::default());
+    let a = candidate(&server, "a", false);
+    let run = campaign(&a, "a", &ledger);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(a.elector.is_leader());
+
+    *a.faults.answer_after.lock() = Duration::from_secs(4);
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let applied = server.applied_by("a").len();
+    // Cut off right after a renewal was applied, while its answer is still on the way.
+    wait_for("a renews", || server.applied_by("a").len() > applied).await;
+    a.faults.down.store(true, Ordering::SeqCst);
+    assert_eq!(
+        ended_within(run, Duration::from_secs(60)).await,
+        Ended::Lost
+    );
+
+    let last_applied = *server.applied_by("a").last().unwrap();
+    let fenced = ledger.stops_of("a")[0];
+    let renew_deadline = LeaderElectionConfig::default().renew_deadline;
+    assert!(
+        fenced - last_applied <= renew_deadline,
+        "fenced {:?} after the last renewal was applied",
+        fenced - last_applied
+    );
+}
+
+/// Every acquire or renew attempt is abandoned after the request timeout (half the renew
+/// deadline): a candidate whose first requests hang still campaigns and leads, and a leader
+/// whose renewal hangs retries in time and keeps the lease.
+#[tokio::test(start_paused = true)]
+async fn every_lease_request_has_a_deadline_shorter_than_the_renew_deadline() {
+    let server = Arc::new(Server::default());
+    let ledger = Arc::new(Ledger::default());
+    let a = candidate(&server, "a", false);
+    a.faults.hang_next.store(2, Ordering::SeqCst);
+    let run = campaign(&a, "a", &ledger);
+    wait_for("a leads despite its hung requests", || {
+        a.elector.is_leader()
+    })
+    .await;
+    assert_eq!(
+        a.faults.abandoned.lock().len(),
+        2,
+        "both hung requests were abandoned"
+    );
+
+    // A renewal hangs: abandoned after the request timeout, the retry renews in time.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    a.faults.hang_next.store(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(
+        a.faults.hang_next.load(Ordering::SeqCst),
+        0,
+        "the fault fired"
+    );
+    assert!(a.elector.is_leader(), "a kept the lease");
+    assert_eq!(ledger.starts_of("a").len(), 1);
+    assert!(ledger.stops_of("a").is_empty(), "a never stopped leading");
+
+    let config = LeaderElectionConfig::default();
+    let abandoned = a.faults.abandoned.lock().clone();
+    assert_eq!(abandoned.len(), 3);
+    for waited in abandoned {
+        assert!(
+            waited <= config.request_timeout() && waited < config.renew_deadline,
+            "{waited:?}"
+        );
+    }
+    a.cancel.cancel();
+    assert_eq!(
+        ended_within(run, Duration::from_secs(60)).await,
+        Ended::Cancelled
+    );
+}
+
+/// On a lost lease the work is fenced at once, even work that ignores its token: its future
+/// is dropped within the renew deadline of the last renewal, before the lease can expire for
+/// anyone else, and the next leader starts after that.
+#[tokio::test(start_paused = true)]
+async fn lost_leadership_fences_the_work_before_the_lease_can_expire() {
+    let server = Arc::new(Server::default());
+    let ledger = Arc::new(Ledger::default());
+    let a = candidate(&server, "a", true);
+    let run_a = campaign_with(&a, "a", &ledger, Work::Ignores);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let b = candidate(&server, "b", true);
+    let run_b = campaign(&b, "b", &ledger);
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert!(a.elector.is_leader());
+
+    a.faults.down.store(true, Ordering::SeqCst);
+    assert_eq!(
+        ended_within(run_a, Duration::from_secs(60)).await,
+        Ended::Lost
+    );
+    let fenced = ledger.stops_of("a");
+    assert_eq!(fenced.len(), 1, "a's work was dropped");
+    let last_renewal = *server.applied_by("a").last().unwrap();
+    let config = LeaderElectionConfig::default();
+    assert!(fenced[0] - last_renewal <= config.renew_deadline);
+    assert_eq!(
+        server.record().unwrap().holder_identity,
+        "a",
+        "a lost lease is not released"
+    );
+
+    wait_for("b takes over", || b.elector.is_leader()).await;
+    assert!(ledger.starts_of("b")[0] >= last_renewal + config.lease_duration);
+    b.cancel.cancel();
+    ended_within(run_b, Duration::from_secs(60)).await;
+    assert_eq!(ledger.max_leading.load(Ordering::SeqCst), 1);
+}
+
+/// A clean shutdown keeps the lease while the work drains (renewals go on), then releases it.
+#[tokio::test(start_paused = true)]
+async fn a_clean_shutdown_keeps_renewing_while_the_work_drains() {
+    let server = Arc::new(Server::default());
+    let ledger = Arc::new(Ledger::default());
+    let a = candidate(&server, "a", true);
+    let run = campaign_with(&a, "a", &ledger, Work::Drains(Duration::from_secs(8)));
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    assert!(a.elector.is_leader());
+
+    let cancelled = Instant::now();
+    a.cancel.cancel();
+    assert_eq!(
+        ended_within(run, Duration::from_secs(60)).await,
+        Ended::Cancelled
+    );
+    let stopped = ledger.stops_of("a")[0];
+    assert_eq!(
+        stopped - cancelled,
+        Duration::from_secs(8),
+        "the work drained"
+    );
+    let renewed_while_draining = server
+        .applied_by("a")
+        .into_iter()
+        .filter(|at| *at > cancelled && *at < stopped)
+        .count();
+    assert!(renewed_while_draining >= 2, "{renewed_while_draining}");
+    assert_eq!(server.record().unwrap().holder_identity, "", "released");
+}
+
+/// The drain of a clean shutdown is bounded: work that does not stop is dropped at the renew
+/// deadline, and the lease is then released.
+#[tokio::test(start_paused = true)]
+async fn a_drain_that_never_ends_is_cut_at_the_renew_deadline() {
+    let server = Arc::new(Server::default());
+    let ledger = Arc::new(Ledger::default());
+    let a = candidate(&server, "a", true);
+    let run = campaign_with(&a, "a", &ledger, Work::Ignores);
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let cancelled = Instant::now();
+    a.cancel.cancel();
+    assert_eq!(
+        ended_within(run, Duration::from_secs(60)).await,
+        Ended::Cancelled
+    );
+    let stopped = ledger.stops_of("a")[0];
+    assert_eq!(
+        stopped - cancelled,
+        LeaderElectionConfig::default().renew_deadline
+    );
+    assert_eq!(server.record().unwrap().holder_identity, "", "released");
 }

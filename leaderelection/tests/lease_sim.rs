@@ -64,6 +64,15 @@ struct Ledger {
     starts: AtomicUsize,
 }
 
+/// Leader work in progress, uncounted when it ends or is dropped.
+struct Acting(Arc<Ledger>);
+
+impl Drop for Acting {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 async fn start_sim() -> (ApiServerSim, RestClient) {
     let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
     let config = Config::new(sim.url().parse().unwrap());
@@ -98,8 +107,9 @@ fn campaign(c: &Candidate, ledger: &Arc<Ledger>) -> tokio::task::JoinHandle<Ende
                 let now = ledger.now.fetch_add(1, Ordering::SeqCst) + 1;
                 ledger.most.fetch_max(now, Ordering::SeqCst);
                 ledger.starts.fetch_add(1, Ordering::SeqCst);
+                // Counted until the work returns or is dropped (fenced after a lost lease).
+                let _acting = Acting(ledger.clone());
                 leading.cancelled().await;
-                ledger.now.fetch_sub(1, Ordering::SeqCst);
             })
             .await
     })
