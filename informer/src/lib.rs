@@ -56,7 +56,7 @@ pub use shared_informer::{
     SharedInformerOptions,
 };
 pub use store::{
-    IndexError, IndexFunc, IndexValues, Indexer, Indexers, NAMESPACE_INDEX,
+    IndexError, IndexFunc, IndexValues, Indexer, Indexers, InvalidResourceVersion, NAMESPACE_INDEX,
     WaitForResourceVersionError, label_index_func, meta_namespace_index_func,
 };
 pub use transform::{TransformFunc, strip_managed_fields};

@@ -10,7 +10,8 @@
 //!   is what it last saw; values never go back: the collection's values only grow);
 //! * after the run, each handler's last view of each key equals the collection;
 //! * read-your-writes (RealFIFO): once `wait_for_resource_version(rv)` returns, the store
-//!   holds the write made at `rv` or something newer;
+//!   holds the write made at `rv` or something newer, or the key is absent because a later
+//!   change deleted it;
 //! * concurrent readers never see an index disagree with the objects.
 
 mod cache_support;
@@ -217,9 +218,9 @@ async fn hammer(seed: u64, kind: Kind) {
                     let group = if rng.below(2) == 0 { "x" } else { "y" };
                     let o = labeled(ns_obj(ns, &name, value), &[("group", group)]);
                     let written = match rng.below(100) {
-                        0..=39 => Some(source.add(o)),
-                        40..=69 if source.get(&key).is_some() => Some(source.modify(o)),
-                        70..=84 => source.delete(&key),
+                        0..=39 => Some((source.add(o), false)),
+                        40..=69 if source.get(&key).is_some() => Some((source.modify(o), false)),
+                        70..=84 => source.delete(&key).map(|tombstone| (tombstone, true)),
                         85..=89 => {
                             if source.get(&key).is_some() {
                                 source.modify_drop_watch(o); // a missed event
@@ -244,17 +245,35 @@ async fn hammer(seed: u64, kind: Kind) {
                         }
                     };
                     // Read-your-writes: wait for our write, then read it (or something newer).
-                    if let Some(w) = written.filter(|_| read_your_writes && rng.below(10) == 0) {
+                    if let Some((w, deleted)) =
+                        written.filter(|_| read_your_writes && rng.below(10) == 0)
+                    {
                         let rv = w.resource_version().to_owned();
                         runtime
                             .block_on(store.wait_for_resource_version(&rv, Duration::from_secs(10)))
                             .map_err(|e| e.to_string())?;
-                        if let Some(now) = store.get_by_key(&w.key()) {
-                            if now.value < w.value {
+                        match store.get_by_key(&w.key()) {
+                            // Present: our write, or something newer (for a deletion, only
+                            // something newer: a later add).
+                            Some(now)
+                                if now.value < w.value || (deleted && now.value == w.value) =>
+                            {
                                 return Err(format!(
                                     "{} at {} after waiting for {rv}: older",
                                     w.key(),
                                     now.value
+                                ));
+                            }
+                            Some(_) => {}
+                            None if deleted => {}
+                            // Absent after a write: only a later deletion may explain it.
+                            None if source.deleted_after(&w.key(), w.value as u64) => {}
+                            None => {
+                                return Err(format!(
+                                    "{} absent after waiting for {rv} (store at {}), and not \
+                                     deleted since",
+                                    w.key(),
+                                    store.last_resource_version()
                                 ));
                             }
                         }

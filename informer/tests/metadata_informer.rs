@@ -8,8 +8,8 @@ mod cache_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cache_support::eventually;
-use clientgo_apimachinery::{ApiResource, DynamicObject, Object, PartialObjectMetadata};
+use cache_support::{config_maps, eventually};
+use clientgo_apimachinery::{DynamicObject, Object, PartialObjectMetadata};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_informer::{
     DeleteEvent, Indexers, ListWatch, ResourceEventHandler, SharedIndexInformer,
@@ -25,16 +25,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn config_maps() -> ApiResource {
-    ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    }
-}
 
 async fn start_sim() -> (ApiServerSim, RestClient) {
     let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();

@@ -5,13 +5,14 @@ mod cache_support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use cache_support::{Obj, labeled, ns_obj, obj, rv};
 use clientgo_apimachinery::Object;
 use clientgo_informer::{
-    IndexError, IndexValues, Indexer, Indexers, NAMESPACE_INDEX, ReflectorStore,
-    WaitForResourceVersionError, label_index_func,
+    IndexError, IndexValues, Indexer, Indexers, InvalidResourceVersion, NAMESPACE_INDEX,
+    ReflectorStore, WaitForResourceVersionError, label_index_func,
 };
 
 /// An index of `value`'s decimal digits split on nothing: one value, the number.
@@ -381,6 +382,44 @@ async fn wait_for_resource_version_returns_once_the_store_caught_up() {
     writer.await.unwrap();
 }
 
+// apimachinery's CompareResourceVersion refuses these; so does the wait, at once.
+#[tokio::test(start_paused = true)]
+async fn wait_for_resource_version_refuses_what_apimachinery_cannot_compare() {
+    let store = Indexer::<Obj>::new();
+    store.bookmark("10");
+    for (rv, reason) in [
+        ("", InvalidResourceVersion::Empty),
+        ("0", InvalidResourceVersion::Zero),
+        ("010", InvalidResourceVersion::LeadingZero),
+        ("1e3", InvalidResourceVersion::NotDigits),
+        ("-5", InvalidResourceVersion::NotDigits),
+    ] {
+        let start = tokio::time::Instant::now();
+        let err = store
+            .wait_for_resource_version(rv, Duration::from_secs(30))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            WaitForResourceVersionError::Invalid {
+                resource_version: rv.into(),
+                reason,
+            }
+        );
+        assert_eq!(
+            start.elapsed(),
+            Duration::ZERO,
+            "{rv:?}: refused without waiting"
+        );
+    }
+    // Larger than u64: compared by length, then digits.
+    store.bookmark("100000000000000000000");
+    store
+        .wait_for_resource_version("99999999999999999999", Duration::ZERO)
+        .await
+        .unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn wait_for_resource_version_times_out_with_a_clear_error() {
     let store = Indexer::<Obj>::new();
@@ -405,7 +444,13 @@ async fn wait_for_resource_version_times_out_with_a_clear_error() {
         .wait_for_resource_version("abc", Duration::from_secs(3))
         .await
         .unwrap_err();
-    assert_eq!(err, WaitForResourceVersionError::NotAnInteger("abc".into()));
+    assert_eq!(
+        err,
+        WaitForResourceVersionError::Invalid {
+            resource_version: "abc".into(),
+            reason: InvalidResourceVersion::NotDigits,
+        }
+    );
     let empty = Indexer::<Obj>::new();
     let err = empty
         .wait_for_resource_version("1", Duration::from_millis(5))
@@ -442,4 +487,104 @@ fn freed_slots_are_reused_and_replace_keeps_the_last_duplicate() {
     assert_eq!(store.len(), 1);
     assert_eq!(store.get_by_key("d").unwrap().value, 2);
     assert_eq!(store.list_index_func_values("by_val"), ["2"]);
+}
+
+/// A write to a store, for tests that try several.
+type Write = Box<dyn Fn(&Indexer<Obj>)>;
+
+/// What the store holds, indexes included: `(key@value list, by_val values, second index
+/// values, resourceVersion)`.
+fn store_state(store: &Indexer<Obj>) -> (Vec<String>, Vec<String>, Vec<String>, String) {
+    let mut objects: Vec<String> = store
+        .list()
+        .iter()
+        .map(|o| format!("{}@{}", o.key(), o.value))
+        .collect();
+    objects.sort();
+    (
+        objects,
+        store.list_index_func_values("by_val"),
+        store.list_index_func_values("tens"),
+        store.last_resource_version(),
+    )
+}
+
+// An index function that panics on some object: every write calls all index functions
+// before it changes anything, so the panic leaves objects, every index and the
+// resourceVersion as they were (client-go's store panics half-way through an update).
+#[test]
+fn an_index_function_panic_leaves_the_store_as_it_was() {
+    // The second index panics on the value 13: the first index would be updated before it.
+    let indexers = by_value().with("tens", |o: &Obj| {
+        assert_ne!(o.value, 13, "index function bug");
+        IndexValues::from((o.value / 10).to_string())
+    });
+    let store = Indexer::with_indexers(indexers);
+    store.add(Arc::new(rv(obj("a", 1), 5)));
+    store.add(Arc::new(rv(obj("b", 21), 6)));
+    let before = store_state(&store);
+    let writes: [(&str, Write); 4] = [
+        (
+            "add",
+            Box::new(|s| drop(s.add(Arc::new(rv(obj("c", 13), 7))))),
+        ),
+        (
+            "update",
+            Box::new(|s| drop(s.update(Arc::new(rv(obj("a", 13), 8))))),
+        ),
+        (
+            "replace",
+            Box::new(|s| s.replace(vec![Arc::new(obj("a", 2)), Arc::new(obj("z", 13))], "9")),
+        ),
+        (
+            "add_indexers",
+            Box::new(|s| {
+                let more = Indexers::new()
+                    .with("ok", |o: &Obj| IndexValues::from(o.name()))
+                    .with("bad", |_: &Obj| -> IndexValues<'_> {
+                        panic!("index function bug")
+                    });
+                let _ = s.add_indexers(more);
+            }),
+        ),
+    ];
+    for (what, write) in &writes {
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(&store)));
+        assert!(
+            panicked.is_err(),
+            "{what}: the index function did not panic"
+        );
+        assert_eq!(store_state(&store), before, "{what} changed the store");
+        assert_eq!(store.index_names(), ["by_val", "tens"], "{what}");
+    }
+    // A deletion whose index function panics: it panics only from now on.
+    static BROKEN: AtomicBool = AtomicBool::new(false);
+    let store = Indexer::with_indexers(Indexers::new().with("flaky", |o: &Obj| {
+        assert!(!BROKEN.load(Ordering::Relaxed), "index function bug");
+        IndexValues::from(o.name())
+    }));
+    store.add(Arc::new(rv(obj("a", 1), 5)));
+    BROKEN.store(true, Ordering::Relaxed);
+    for (what, write) in [
+        (
+            "delete",
+            Box::new(|s: &Indexer<Obj>| drop(s.delete(&rv(obj("a", 1), 6))))
+                as Box<dyn Fn(&Indexer<Obj>)>,
+        ),
+        (
+            "delete_key",
+            Box::new(|s: &Indexer<Obj>| drop(s.delete_key("a"))),
+        ),
+    ] {
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(&store)));
+        assert!(
+            panicked.is_err(),
+            "{what}: the index function did not panic"
+        );
+        BROKEN.store(false, Ordering::Relaxed);
+        assert_eq!(store.len(), 1, "{what}");
+        assert_eq!(store.index_keys("flaky", "a").unwrap(), ["a"], "{what}");
+        assert_eq!(store.last_resource_version(), "5", "{what}");
+        BROKEN.store(true, Ordering::Relaxed);
+    }
 }

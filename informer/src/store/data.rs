@@ -23,6 +23,9 @@
 //!    index function returns `v` for its object; no value maps to an empty set.
 //! 4. With `sizes`, `per_slot` is as long as `slots`, and `total` is the sum of `per_slot`
 //!    over the occupied slots.
+//!
+//! Index functions are the user's code and may panic: every method calls all of them before
+//! it changes anything, so a panic unwinds out of a method that changed nothing.
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
@@ -186,6 +189,9 @@ impl<T: Object> Data<T> {
 
     /// Stores `object` (whose key hashes to `hash` and whose size is `size`, ignored unless
     /// sizes are kept), replacing the object with its key; returns the replaced one.
+    ///
+    /// Every index function runs before anything changes: one that panics leaves the
+    /// content as it was.
     pub(crate) fn upsert(&mut self, hash: u32, object: Arc<T>, size: u32) -> Option<Arc<T>> {
         let Data {
             slots,
@@ -203,19 +209,28 @@ impl<T: Object> Data<T> {
         match entry {
             Entry::Occupied(entry) => {
                 let slot = *entry.get();
-                for IndexSlot { func, index, .. } in indices.iter_mut() {
-                    let Some(old) = &slots[slot as usize] else {
-                        break;
-                    };
-                    let (old_values, new_values) = (func(old), func(&object));
-                    if old_values == new_values {
-                        continue;
-                    }
-                    for value in old_values.iter() {
-                        index.remove(value, slot);
-                    }
-                    for value in new_values.iter() {
-                        index.add(value, slot);
+                let old = match indices.is_empty() {
+                    true => None,
+                    false => slots[slot as usize].clone(),
+                };
+                if let Some(old) = old {
+                    let changes: Vec<_> = indices
+                        .iter()
+                        .map(|IndexSlot { func, .. }| {
+                            let (old_values, new_values) = (func(&old), func(&object));
+                            (old_values != new_values).then_some((old_values, new_values))
+                        })
+                        .collect();
+                    for (IndexSlot { index, .. }, change) in indices.iter_mut().zip(changes) {
+                        let Some((old_values, new_values)) = change else {
+                            continue;
+                        };
+                        for value in old_values.iter() {
+                            index.remove(value, slot);
+                        }
+                        for value in new_values.iter() {
+                            index.add(value, slot);
+                        }
                     }
                 }
                 if let Some(sizes) = sizes {
@@ -225,6 +240,7 @@ impl<T: Object> Data<T> {
                 slots[slot as usize].replace(object)
             }
             Entry::Vacant(entry) => {
+                let values: Vec<_> = indices.iter().map(|i| (i.func)(&object)).collect();
                 let slot = match free.pop() {
                     Some(slot) => slot,
                     None => {
@@ -251,8 +267,8 @@ impl<T: Object> Data<T> {
                     sizes.total += u64::from(size);
                 }
                 entry.insert(slot);
-                for IndexSlot { func, index, .. } in indices.iter_mut() {
-                    for value in func(&object).iter() {
+                for (IndexSlot { index, .. }, values) in indices.iter_mut().zip(values) {
+                    for value in values.iter() {
                         index.add(value, slot);
                     }
                 }
@@ -262,7 +278,8 @@ impl<T: Object> Data<T> {
         }
     }
 
-    /// Removes the object with this key; returns it.
+    /// Removes the object with this key; returns it. Every index function runs before
+    /// anything changes, as in [`upsert`](Self::upsert).
     pub(crate) fn remove(&mut self, hash: u32, namespace: &str, name: &str) -> Option<Arc<T>> {
         let Data {
             slots,
@@ -277,16 +294,19 @@ impl<T: Object> Data<T> {
         }) else {
             return None;
         };
-        let (slot, _) = entry.remove();
-        let old = slots[slot as usize].take()?;
+        let slot = *entry.get();
+        let old = slots[slot as usize].clone()?;
+        let values: Vec<_> = indices.iter().map(|i| (i.func)(&old)).collect();
+        entry.remove();
+        slots[slot as usize] = None;
         free.push(slot);
         if let Some(sizes) = sizes {
             sizes.total = sizes
                 .total
                 .saturating_sub(u64::from(sizes.per_slot[slot as usize]));
         }
-        for IndexSlot { func, index, .. } in indices.iter_mut() {
-            for value in func(&old).iter() {
+        for (IndexSlot { index, .. }, values) in indices.iter_mut().zip(values) {
+            for value in values.iter() {
                 index.remove(value, slot);
             }
         }
@@ -314,8 +334,8 @@ impl<T: Object> Data<T> {
         set.iter().filter_map(|slot| self.object(slot))
     }
 
-    /// Adds an index and fills it from the stored objects.
-    pub(crate) fn add_index(&mut self, name: String, func: IndexFunc<T>) {
+    /// An index of the stored objects by `func`.
+    pub(crate) fn build_index(&self, func: &IndexFunc<T>) -> Index {
         let mut index = Index::default();
         for (slot, object) in self.slots.iter().enumerate() {
             if let Some(object) = object {
@@ -325,6 +345,17 @@ impl<T: Object> Data<T> {
                 }
             }
         }
+        index
+    }
+
+    /// Adds an index and fills it from the stored objects.
+    pub(crate) fn add_index(&mut self, name: String, func: IndexFunc<T>) {
+        let index = self.build_index(&func);
+        self.indices.push(IndexSlot { name, func, index });
+    }
+
+    /// Adds a filled index.
+    pub(crate) fn push_index(&mut self, name: String, func: IndexFunc<T>, index: Index) {
         self.indices.push(IndexSlot { name, func, index });
     }
 

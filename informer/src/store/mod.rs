@@ -54,7 +54,9 @@
 //! Where it differs from client-go: `add` and `update` return the object they replaced (the
 //! informer needs it for `on_update(old, new)`, and Go reads it with a second lookup); keys
 //! cannot fail; index functions cannot fail; `index_keys` and `list_index_func_values` are
-//! sorted.
+//! sorted. An index function that panics leaves the store as it was: every write calls all
+//! index functions before it changes anything (client-go's store panics half-way; see the
+//! `panics` module for what the informer then does).
 
 mod data;
 mod index;
@@ -79,7 +81,7 @@ pub use index::{
     IndexError, IndexFunc, IndexValues, Indexers, NAMESPACE_INDEX, label_index_func,
     meta_namespace_index_func,
 };
-pub use rv::WaitForResourceVersionError;
+pub use rv::{InvalidResourceVersion, WaitForResourceVersionError};
 
 /// A thread-safe store of objects with named indexes (client-go's `Indexer`, `Store` and
 /// `ThreadSafeStore`), keyed by `namespace/name` and holding `Arc<T>`s.
@@ -207,8 +209,12 @@ impl<T: Object> Indexer<T> {
         let hash = self.hash(object.namespace(), object.name());
         let size = self.object_size(&object);
         self.write(|locked| {
-            let changed = record_rv && locked.rv.set(object.resource_version());
-            (locked.data.upsert(hash, object, size), changed)
+            // The resourceVersion after the change: an index function that panics leaves
+            // both as they were.
+            let rv = record_rv.then(|| object.clone());
+            let old = locked.data.upsert(hash, object, size);
+            let changed = rv.is_some_and(|o| locked.rv.set(o.resource_version()));
+            (old, changed)
         })
     }
 
@@ -234,8 +240,8 @@ impl<T: Object> Indexer<T> {
     pub fn delete(&self, object: &T) -> Option<Arc<T>> {
         let hash = self.hash(object.namespace(), object.name());
         self.write(|locked| {
-            let changed = locked.rv.set(object.resource_version());
             let removed = locked.data.remove(hash, object.namespace(), object.name());
+            let changed = locked.rv.set(object.resource_version());
             (removed, changed)
         })
     }
@@ -374,15 +380,24 @@ impl<T: Object> Indexer<T> {
     /// read-your-writes barrier for a reconciler that just wrote an object and wants to read
     /// the cache only once it reflects that write.
     ///
-    /// Versions are compared as integers; a non-integer `resource_version` fails at once.
+    /// Versions are compared as apimachinery's `CompareResourceVersion` does; one it refuses
+    /// (empty, `"0"`, a leading zero, anything but digits) fails at once with
+    /// [`WaitForResourceVersionError::Invalid`]. Compare only versions of the store's own
+    /// resource: a version written to another resource says nothing about this store.
+    ///
+    /// The store reaches a version through the events of its informer, and through
+    /// bookmarks. An informer whose selector filters out the written object never sees the
+    /// write itself: the wait ends with the next bookmark at or past it, or times out.
     pub async fn wait_for_resource_version(
         &self,
         resource_version: &str,
         timeout: Duration,
     ) -> Result<(), WaitForResourceVersionError> {
-        let target: u64 = resource_version
-            .parse()
-            .map_err(|_| WaitForResourceVersionError::NotAnInteger(resource_version.to_owned()))?;
+        let target = resource_version;
+        rv::validate(target).map_err(|reason| WaitForResourceVersionError::Invalid {
+            resource_version: target.to_owned(),
+            reason,
+        })?;
         let deadline = tokio::time::Instant::now() + timeout;
         let _waiting = WaiterGuard::register(&self.rv_waiters);
         loop {
@@ -511,8 +526,17 @@ impl<T: Object> Indexer<T> {
                 conflicts.sort_unstable();
                 return (Err(IndexError::Conflict(conflicts)), false);
             }
-            for (name, func) in funcs {
-                locked.data.add_index(name, func);
+            // Every index is built before any is added: an index function that panics adds
+            // none.
+            let built: Vec<_> = funcs
+                .into_iter()
+                .map(|(name, func)| {
+                    let index = locked.data.build_index(&func);
+                    (name, func, index)
+                })
+                .collect();
+            for (name, func, index) in built {
+                locked.data.push_index(name, func, index);
             }
             locked.indexers_version += 1;
             (Ok(()), false)

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ObjectMeta, impl_object};
+use clientgo_apimachinery::{ApiResource, ObjectMeta, impl_object};
 use clientgo_informer::{DeleteEvent, ResourceEventHandler};
 use parking_lot::Mutex;
 
@@ -196,3 +196,14 @@ mod source;
 pub use lister_watcher::FakeListerWatcher;
 #[allow(unused_imports)]
 pub use source::FakeSource;
+
+/// The core ConfigMap resource, for tests against apiserver-sim.
+pub fn config_maps() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    }
+}

@@ -25,6 +25,8 @@ pub struct FakeSource {
 struct State {
     rv: u64,
     objects: BTreeMap<String, Obj>,
+    /// The resourceVersion of each key's last deletion (told or not).
+    deleted_at: BTreeMap<String, u64>,
 }
 
 impl FakeSource {
@@ -98,6 +100,8 @@ impl FakeSource {
         let mut state = self.state.lock();
         let o = state.objects.remove(key)?;
         let o = self.stamp(&mut state, o);
+        let rv = state.rv;
+        state.deleted_at.insert(key.to_owned(), rv);
         if tell {
             self.sink.delete(o.clone());
         }
@@ -129,6 +133,16 @@ impl FakeSource {
 
     pub fn resource_version(&self) -> u64 {
         self.state.lock().rv
+    }
+
+    /// Whether the key was deleted at a resourceVersion above `rv` (recorded in the same
+    /// critical section as the deletion reaches the queue, so before the store can apply it).
+    pub fn deleted_after(&self, key: &str, rv: u64) -> bool {
+        self.state
+            .lock()
+            .deleted_at
+            .get(key)
+            .is_some_and(|&deleted| deleted > rv)
     }
 
     pub fn get(&self, key: &str) -> Option<Obj> {
