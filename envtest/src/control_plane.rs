@@ -14,10 +14,10 @@
 //!   on the same address while clients run.
 
 use std::fs;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -25,8 +25,10 @@ use base64::engine::general_purpose::STANDARD;
 use crate::assets::Binaries;
 use crate::error::Error;
 use crate::http::Endpoint;
-use crate::pki::{Pki, random_hex};
+use crate::pki::Pki;
 use crate::process::Process;
+use crate::readiness::{free_addr, probe, wait_ready};
+use crate::workdir::{self, write_private};
 
 /// How to start a [`ControlPlane`].
 #[derive(Debug, Clone)]
@@ -74,25 +76,14 @@ pub struct ControlPlane {
     controller_manager: Option<Process>,
 }
 
-/// How often readiness is probed while a component starts.
-const PROBE_INTERVAL: Duration = Duration::from_millis(100);
-
 impl ControlPlane {
     /// Finds the binaries, generates the PKI, starts etcd, kube-apiserver and (if asked)
     /// kube-controller-manager on free ports of 127.0.0.1, and waits until each is ready.
     /// Blocking; takes a few seconds.
     pub fn start(options: ControlPlaneOptions) -> Result<ControlPlane, Error> {
         let binaries = Binaries::find(options.controller_manager)?;
-        sweep_stale_dirs();
-        let dir = std::env::temp_dir().join(format!(
-            "{DIR_PREFIX}{}-{}",
-            std::process::id(),
-            random_hex(4)?
-        ));
-        for sub in ["logs", "etcd"] {
-            fs::create_dir_all(dir.join(sub))
-                .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-        }
+        workdir::sweep_stale_dirs();
+        let dir = workdir::create()?;
         // From here on, a failure removes the directory and stops what was started (drop).
         let result = ControlPlane::start_in(dir.clone(), binaries, options);
         if result.is_err() {
@@ -175,23 +166,32 @@ impl ControlPlane {
                 let _ = fs::remove_dir_all(&cp.dir);
             }
         }
-        let shared = SHARED.get_or_init(|| match ControlPlane::start(options) {
-            Ok(cp) => {
-                STOP_AT_EXIT.get_or_init(|| {
-                    // SAFETY: registering a plain `extern "C" fn` with no arguments.
-                    unsafe { libc::atexit(stop_shared) };
-                });
-                Ok(cp)
-            }
-            Err(Error::NoBinaries { looked_in }) if !required() => {
-                Err(Error::NoBinaries { looked_in }.to_string())
-            }
-            Err(e) => panic!("starting the envtest control plane: {e}"),
+        let shared = SHARED.get_or_init(|| {
+            let cp = ControlPlane::start(options).map_err(skip_or_panic)?;
+            STOP_AT_EXIT.get_or_init(|| {
+                // SAFETY: registering a plain `extern "C" fn` with no arguments.
+                unsafe { libc::atexit(stop_shared) };
+            });
+            Ok(cp)
         });
         match shared {
             Ok(cp) => Some(cp),
             Err(why) => {
-                eprintln!("envtest: skipping a test that needs a real control plane: {why}");
+                print_skip(why);
+                None
+            }
+        }
+    }
+
+    /// A control plane of the calling test's own (for tests that restart kube-apiserver or
+    /// need other options than the shared one), with the skipping rules of
+    /// [`ControlPlane::shared_with`]: `None` after one line when no binaries are found, a
+    /// panic on any other failure or when `CLIENTGO_ENVTEST_REQUIRED=1`.
+    pub fn start_or_skip(options: ControlPlaneOptions) -> Option<ControlPlane> {
+        match ControlPlane::start(options).map_err(skip_or_panic) {
+            Ok(cp) => Some(cp),
+            Err(why) => {
+                print_skip(&why);
                 None
             }
         }
@@ -500,103 +500,19 @@ impl Drop for ControlPlane {
     }
 }
 
-/// The name of every control plane's directory under the temporary directory starts with
-/// this, followed by the pid of the process that owns it.
-const DIR_PREFIX: &str = "clientgo-envtest-";
-
-/// Removes the directories of control planes whose process is gone (a test process killed
-/// with SIGKILL runs no destructor; its children died with it, its directory did not).
-fn sweep_stale_dirs() {
-    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(DIR_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = fs::remove_dir_all(entry.path());
-        }
+/// Why a test skips (missing binaries, when skipping is allowed); panics on any other error.
+fn skip_or_panic(error: Error) -> String {
+    match error {
+        Error::NoBinaries { .. } if !required() => error.to_string(),
+        error => panic!("starting the envtest control plane: {error}"),
     }
+}
+
+fn print_skip(why: &str) {
+    eprintln!("envtest: skipping a test that needs a real control plane: {why}");
 }
 
 /// True when missing binaries must fail rather than skip (`CLIENTGO_ENVTEST_REQUIRED=1`).
 fn required() -> bool {
     std::env::var("CLIENTGO_ENVTEST_REQUIRED").is_ok_and(|v| v == "1" || v == "true")
-}
-
-fn write_private(path: &Path, content: &[u8]) -> Result<(), Error> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .and_then(|mut f| f.write_all(content))
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
-}
-
-/// A port on 127.0.0.1 that is free now (the OS picks it; the listener is closed at once).
-fn free_addr() -> Result<SocketAddr, Error> {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map_err(|e| Error::io("picking a free port", e))
-}
-
-/// `Ok` when `path` answers 200, else what it answered.
-fn probe(endpoint: &Endpoint, method: &str, path: &str) -> Result<(), String> {
-    match endpoint.request(method, path, None) {
-        Ok(r) if r.status == 200 => Ok(()),
-        Ok(r) => Err(format!(
-            "{path} answered {}: {}",
-            r.status,
-            r.body_snippet()
-        )),
-        Err(e) => Err(format!("{path}: {e}")),
-    }
-}
-
-/// Probes until ready, the process exits, or `timeout` passes.
-fn wait_ready(
-    process: &Process,
-    timeout: Duration,
-    mut ready: impl FnMut() -> Result<(), String>,
-) -> Result<(), Error> {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = process.exited() {
-            return Err(Error::Exited {
-                component: process.name,
-                status,
-                log: process.log.clone(),
-                tail: process.log_tail(20),
-            });
-        }
-        let last_probe = match ready() {
-            Ok(()) => {
-                tracing::debug!(component = process.name, after = ?started.elapsed(), "ready");
-                return Ok(());
-            }
-            Err(why) => why,
-        };
-        if started.elapsed() >= timeout {
-            process.kill();
-            return Err(Error::NotReady {
-                component: process.name,
-                waited: timeout,
-                last_probe,
-                log: process.log.clone(),
-                tail: process.log_tail(20),
-            });
-        }
-        std::thread::sleep(PROBE_INTERVAL);
-    }
 }

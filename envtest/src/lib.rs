@@ -10,6 +10,7 @@
 //! | `assets` | finding the binaries: `KUBEBUILDER_ASSETS`, else the project's xz archives unpacked once | `setup-envtest`, `KUBEBUILDER_ASSETS` |
 //! | `pki` | CA, serving and client certificates, service-account key, bearer token (rcgen) | `internal/testing/certs` |
 //! | `process` | child processes that never outlive the test process | `internal/testing/process` |
+//! | `readiness`, `workdir` | waiting for readiness with a bound; working directories, swept when left behind | `internal/testing/process` |
 //! | [`control_plane`] | [`ControlPlane`]: start, kubeconfig, namespaces, compaction, restart | `envtest.Environment` |
 //!
 //! ```no_run
@@ -40,6 +41,8 @@ mod error;
 mod http;
 mod pki;
 mod process;
+mod readiness;
+mod workdir;
 
 pub use assets::{ARCHIVED_VERSIONS, Binaries};
 pub use control_plane::{ControlPlane, ControlPlaneOptions, DEFAULT_APISERVER_ARGS};
