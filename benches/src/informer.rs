@@ -6,10 +6,13 @@
 //! The informer's process does nothing else: the server and the second client run in a
 //! helper process (`bench-report --i1-helper`), so the CPU seconds the report gives
 //! (`getrusage` of the informer's process, for the sync and for the update stream) are the
-//! informer's own, as the plan asks. The helper starts an in-process apiserver-sim (over TLS
-//! with a bearer token, as a real cluster is reached), or,
+//! informer's own, as the plan asks. A second update round then runs the 8 writers inside the
+//! informer's process, as the peers' harnesses do, and reports that CPU beside it
+//! (`client_cpu_updates_with_writers_s`). The helper starts an in-process apiserver-sim (over
+//! TLS with a bearer token, as a real cluster is reached), or,
 //! with `CLIENTGO_BENCH_KUBECONFIG` set, talks to that cluster instead (namespace
-//! `clientgo-bench-i1`, created if missing and left behind). Both clients run without the
+//! `clientgo-bench-i1`, created if missing and left behind); `bench-report --envtest` starts
+//! a real kube-apiserver for it (see the envtest crate). Both clients run without the
 //! client-side throttle (it would measure the throttle). The helper takes commands on
 //! its stdin (`setup`, `write`) and answers on its stdout.
 //!
@@ -48,6 +51,8 @@ pub const I1_WRITERS: usize = 8;
 const I1_NAMESPACE: &str = "clientgo-bench-i1";
 /// The kubeconfig of a real cluster to run against instead of apiserver-sim.
 pub const KUBECONFIG_ENV: &str = "CLIENTGO_BENCH_KUBECONFIG";
+/// Names the server I1 ran against in its report line.
+pub const SERVER_ENV: &str = "CLIENTGO_BENCH_SERVER";
 /// How long any phase may take before the run is declared failed.
 const PHASE_LIMIT: Duration = Duration::from_secs(300);
 
@@ -147,20 +152,45 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
         .expect("I1: every update seen");
     let updates = start.elapsed();
     let cpu_updated = process::cpu_seconds();
+
+    // Round 2: the same patches, sent from this process, as the peers' harnesses send them.
+    seen.expect_round(2);
+    let writer = RestClient::new(&config).expect("a REST client for the writers");
+    let start = Instant::now();
+    let writes =
+        tokio::spawn(async move { write_round(&writer, I1_NAMESPACE, I1_OBJECTS, 2).await });
+    tokio::time::timeout(PHASE_LIMIT, seen.all_seen())
+        .await
+        .expect("I1: every in-process update seen");
+    writes.await.expect("I1: the in-process writers finish");
+    let updates_in_process = start.elapsed();
+    let cpu_updated_in_process = process::cpu_seconds();
     cancel.cancel();
     let _ = task.await;
 
     json!({
         "objects": I1_OBJECTS,
         "sync": if watch_list { "streaming list (or LIST + WATCH if not served)" } else { "LIST + WATCH" },
-        "server": if std::env::var_os(KUBECONFIG_ENV).is_some() { "kubeconfig" } else { "apiserver-sim" },
+        "server": server_name(),
         "synced_s": synced.as_secs_f64(),
         "events_per_s": I1_OBJECTS as f64 / updates.as_secs_f64(),
         "updates_s": updates.as_secs_f64(),
         "writer_s": writer_s,
         "client_cpu_sync_s": cpu_synced - cpu_start,
         "client_cpu_updates_s": cpu_updated - cpu_synced,
+        "updates_with_writers_s": updates_in_process.as_secs_f64(),
+        "client_cpu_updates_with_writers_s": cpu_updated_in_process - cpu_updated,
     })
+}
+
+/// What I1 ran against: `CLIENTGO_BENCH_SERVER` (set by `bench-report --envtest`), else a
+/// cluster from a kubeconfig, else apiserver-sim.
+fn server_name() -> String {
+    match (std::env::var(SERVER_ENV), std::env::var_os(KUBECONFIG_ENV)) {
+        (Ok(name), _) => name,
+        (Err(_), Some(_)) => "kubeconfig".to_owned(),
+        (Err(_), None) => "apiserver-sim".to_owned(),
+    }
 }
 
 /// Which ConfigMaps a handler has seen with the value of the round awaited: feed it the

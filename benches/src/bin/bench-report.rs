@@ -1,5 +1,9 @@
-//! `bench-report [--runs N] [ID ...]`: runs the named workloads (all when none are named) and
-//! prints one JSON line per workload with the median of its runs.
+//! `bench-report [--runs N] [--envtest] [ID ...]`: runs the named workloads (all when none are
+//! named) and prints one JSON line per workload with the median of its runs.
+//!
+//! `--envtest` starts a real control plane (kube-apiserver and etcd, see the envtest crate)
+//! for the whole report and points I1 at it; `CLIENTGO_BENCH_KUBECONFIG` points I1 at any
+//! other cluster.
 //!
 //! Every run is a fresh child process (`bench-report --child ID`), so that peak memory and
 //! allocator state belong to one workload alone. Run it from a release build:
@@ -8,7 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use clientgo_benches::{decode, median, pods, store, workloads};
+use clientgo_benches::{decode, informer, median, pods, store, workloads};
+use clientgo_envtest::{ARCHIVED_VERSIONS, ControlPlane, ControlPlaneOptions};
 use serde_json::{Map, Value, json};
 
 const DEFAULT_RUNS: usize = 3;
@@ -22,11 +27,11 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => match parse(&args) {
-            Ok((runs, ids)) => report(runs, &ids),
+            Ok((runs, envtest, ids)) => report(runs, envtest, &ids),
             Err(message) => {
                 eprintln!("bench-report: {message}");
                 eprintln!(
-                    "usage: bench-report [--runs N] [ID ...]   (IDs: {})",
+                    "usage: bench-report [--runs N] [--envtest] [ID ...]   (IDs: {})",
                     workloads::ALL.join(", ")
                 );
                 ExitCode::from(2)
@@ -35,12 +40,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse(args: &[String]) -> Result<(usize, Vec<String>), String> {
+fn parse(args: &[String]) -> Result<(usize, bool, Vec<String>), String> {
     let mut runs = DEFAULT_RUNS;
+    let mut envtest = false;
     let mut ids = Vec::new();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
-        if arg == "--runs" {
+        if arg == "--envtest" {
+            envtest = true;
+        } else if arg == "--runs" {
             runs = args
                 .next()
                 .and_then(|n| n.parse().ok())
@@ -55,7 +63,7 @@ fn parse(args: &[String]) -> Result<(usize, Vec<String>), String> {
     if ids.is_empty() {
         ids = workloads::ALL.iter().map(|id| id.to_string()).collect();
     }
-    Ok((runs, ids))
+    Ok((runs, envtest, ids))
 }
 
 /// Runs one workload in this process and prints its figures as one JSON line.
@@ -104,7 +112,7 @@ fn prepare_podlists(ids: &[String], command: &mut Vec<(String, String)>) -> Vec<
     made
 }
 
-fn report(runs: usize, ids: &[String]) -> ExitCode {
+fn report(runs: usize, envtest: bool, ids: &[String]) -> ExitCode {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(err) => {
@@ -113,6 +121,28 @@ fn report(runs: usize, ids: &[String]) -> ExitCode {
         }
     };
     let mut env = Vec::new();
+    // Kept until the report ends: dropping it stops the control plane.
+    let _control_plane = if envtest {
+        match ControlPlane::start(ControlPlaneOptions::default()) {
+            Ok(cp) => {
+                env.push((
+                    informer::KUBECONFIG_ENV.to_owned(),
+                    cp.kubeconfig_path().display().to_string(),
+                ));
+                env.push((
+                    informer::SERVER_ENV.to_owned(),
+                    format!("kube-apiserver {} (envtest)", ARCHIVED_VERSIONS),
+                ));
+                Some(cp)
+            }
+            Err(err) => {
+                eprintln!("bench-report: cannot start the envtest control plane: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
     let podlists = prepare_podlists(ids, &mut env);
     let code = run_all(&exe, runs, ids, &env);
     for path in podlists {
