@@ -14,6 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use crate::panics::InformerFailure;
 use crate::processor::Registration;
 
 /// Something that syncs: a [`SharedIndexInformer`](crate::SharedIndexInformer) or a
@@ -36,6 +37,9 @@ pub enum NotSyncedReason {
     NotStarted,
     /// The informer stopped before syncing.
     Stopped,
+    /// The informer stopped on a panic (see [`PanicPolicy::Stop`](crate::PanicPolicy::Stop));
+    /// running it again rebuilds the cache from a relist.
+    Failed(InformerFailure),
     /// The last list or watch failed (the reflector's last error: forbidden, not found,
     /// throttled, ...).
     Failing(String),
@@ -58,6 +62,10 @@ impl fmt::Display for NotSyncedReason {
         match self {
             NotSyncedReason::NotStarted => f.write_str("the informer was not started"),
             NotSyncedReason::Stopped => f.write_str("the informer stopped"),
+            NotSyncedReason::Failed(failure) => write!(
+                f,
+                "the informer stopped because {failure}; run it again to rebuild the cache"
+            ),
             NotSyncedReason::Failing(error) => write!(f, "{error}"),
             NotSyncedReason::NoList => f.write_str(
                 "no list completed yet and no error reported: the server has not answered",
@@ -150,6 +158,9 @@ impl<T: Send + Sync + 'static> InformerSynced for Registration<T> {
     }
 
     fn not_synced_reason(&self) -> NotSyncedReason {
+        if let Some(failure) = self.listener.informer_failure() {
+            return NotSyncedReason::Failed(failure);
+        }
         if self.is_stopped() {
             return NotSyncedReason::Stopped;
         }

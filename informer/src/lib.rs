@@ -20,6 +20,7 @@ mod handler;
 mod keys;
 mod lister;
 mod metrics;
+mod panics;
 mod processor;
 mod shared_informer;
 mod store;
@@ -50,6 +51,7 @@ pub use keys::{
 };
 pub use lister::{Lister, NamespaceLister};
 pub use metrics::{InformerMetrics, ObjectSizeFn, approx_json_size};
+pub use panics::{InformerFailure, PanicPolicy, PanicSource};
 pub use processor::Registration;
 pub use shared_informer::{
     HandlerOptions, InformerError, MINIMUM_RESYNC_PERIOD, QueueKind, SharedIndexInformer,

@@ -1,6 +1,6 @@
 //! Ports of client-go's `shared_informer_test.go`, driving manual informers (their queue fed
 //! by hand, as a reflector would) on tokio's paused clock. Each test is named after the
-//! client-go test it mirrors. Handler behaviour (slow, panicking, abused, not synced) is in
+//! client-go test it mirrors. Handler behaviour (slow, abused, not synced) is in
 //! `shared_informer_handlers.rs`.
 
 mod cache_support;

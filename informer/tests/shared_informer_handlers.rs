@@ -1,6 +1,6 @@
-//! Shared informer handlers under stress: a slow handler next to a fast one, a panicking
-//! handler, handlers added and removed from many threads (client-go's
-//! `TestSharedInformerHandlerAbuse`), and why a cache has not synced.
+//! Shared informer handlers under stress: a slow handler next to a fast one, handlers added
+//! and removed from many threads (client-go's `TestSharedInformerHandlerAbuse`), and why a
+//! cache has not synced. A panicking handler is in `panics.rs`.
 
 mod cache_support;
 
@@ -62,30 +62,6 @@ async fn slow_handler_does_not_block_a_fast_one() {
         })
         .collect();
     assert_eq!(values, (0..200).collect::<Vec<_>>(), "in order");
-    stop(cancel, task).await;
-}
-
-// A panicking handler is reported and skipped; it keeps receiving, and still syncs.
-#[tokio::test(start_paused = true)]
-async fn panicking_handler_is_skipped() {
-    let informer = informer(Duration::ZERO);
-    let seen = Recorder::default();
-    let handler = {
-        let seen = seen.clone();
-        ResourceEventHandlerFuncs::new().add_func(move |o: &Arc<Obj>, initial| {
-            if o.value == 1 {
-                panic!("handler bug");
-            }
-            clientgo_informer::ResourceEventHandler::on_add(&seen, o, initial);
-        })
-    };
-    let reg = informer.add_event_handler(handler).unwrap();
-    let (cancel, task) = start(&informer);
-    informer
-        .queue()
-        .replace(vec![obj("a", 1), obj("b", 2)], "1".into());
-    reg.wait_synced().await;
-    ok(&seen, &["b"]).await;
     stop(cancel, task).await;
 }
 

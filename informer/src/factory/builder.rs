@@ -113,9 +113,20 @@ impl SharedInformerFactoryBuilder {
 
     /// The options every informer starts from (queue kind, reflector settings such as the
     /// page size or the watch-list switch, and any other per-informer setting). The factory
-    /// sets each informer's `name` and `resync_period`.
+    /// sets each informer's `name` and `resync_period`. Call [`on_panic`](Self::on_panic)
+    /// after it: these options carry a panic policy too.
     pub fn informer_options(mut self, options: SharedInformerOptions) -> Self {
         self.options = options;
+        self
+    }
+
+    /// What a panic in a transform, an index function or a handler does in every informer
+    /// of the factory (see [`PanicPolicy`](crate::PanicPolicy)): abort the process (the
+    /// default) or stop the informer, which the next [`start`](SharedInformerFactory::start)
+    /// runs again. One informer may differ:
+    /// [`SharedIndexInformer::set_panic_policy`](crate::SharedIndexInformer::set_panic_policy).
+    pub fn on_panic(mut self, policy: crate::PanicPolicy) -> Self {
+        self.options.on_panic = policy;
         self
     }
 

@@ -13,7 +13,9 @@
 //! namespace index.
 //!
 //! [`start`](SharedInformerFactory::start) runs every informer not started yet, including those
-//! asked for after an earlier start; [`wait_for_cache_sync`](SharedInformerFactory::wait_for_cache_sync)
+//! asked for after an earlier start, and runs again those a panic stopped (see
+//! [`PanicPolicy`](crate::PanicPolicy), set for all with
+//! [`on_panic`](SharedInformerFactoryBuilder::on_panic)); [`wait_for_cache_sync`](SharedInformerFactory::wait_for_cache_sync)
 //! waits for the started ones; [`shutdown`](SharedInformerFactory::shutdown) waits until every
 //! started informer has stopped (cancel the token given to `start` first) and refuses later
 //! starts.
@@ -130,6 +132,8 @@ enum InformerKey {
 /// An informer of any object type, as the factory runs and waits for it.
 trait FactoryInformer: Send + Sync {
     fn run(&self, cancel: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+    /// Stopped by a panic and no longer running: `start` runs it again.
+    fn failed(&self) -> bool;
     fn synced(&self) -> &dyn InformerSynced;
     fn as_any(&self) -> &dyn Any;
 }
@@ -138,6 +142,10 @@ impl<T: Object + Send + Sync + 'static> FactoryInformer for SharedIndexInformer<
     fn run(&self, cancel: CancellationToken) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let informer = self.clone();
         Box::pin(async move { informer.run(cancel).await })
+    }
+
+    fn failed(&self) -> bool {
+        !self.has_started() && self.failure().is_some()
     }
 
     fn synced(&self) -> &dyn InformerSynced {
@@ -330,15 +338,21 @@ impl SharedInformerFactory {
     }
 
     /// Runs every informer not started yet until `cancel` fires (client-go's `Start`): those
-    /// asked for since an earlier call too. Does nothing after
-    /// [`shutdown`](Self::shutdown). Spawns on the current tokio runtime: call it within one.
+    /// asked for since an earlier call too, and those a panic stopped
+    /// ([`PanicPolicy::Stop`](crate::PanicPolicy::Stop)), which start over with a relist.
+    /// Does nothing after [`shutdown`](Self::shutdown). Spawns on the current tokio runtime:
+    /// call it within one.
     pub fn start(&self, cancel: &CancellationToken) {
         let mut state = self.inner.state.lock();
         if state.shutting_down {
             tracing::debug!("informer factory is shutting down: start ignored");
             return;
         }
-        for entry in state.informers.iter_mut().filter(|e| !e.started) {
+        for entry in state
+            .informers
+            .iter_mut()
+            .filter(|e| !e.started || e.informer.failed())
+        {
             entry.started = true;
             let run = entry.informer.run(cancel.clone());
             self.inner.running.send_modify(|n| *n += 1);

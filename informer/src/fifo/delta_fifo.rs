@@ -39,7 +39,7 @@ use clientgo_apimachinery::Object;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
-use super::{Delta, Deltas, KeyListerGetter, Population, Queue, SyncedFlag, wrap};
+use super::{Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag, wrap};
 use crate::keys::{DeleteEvent, DeletedFinalStateUnknown, meta_namespace_key_func};
 use crate::reflector_store::ReflectorStore;
 use crate::transform::TransformFunc;
@@ -97,6 +97,8 @@ struct State<T> {
     queue: VecDeque<Arc<str>>,
     population: Population,
     closed: bool,
+    /// Pushes are ignored while an informer stopped by a panic winds down.
+    gate: Discard,
 }
 
 impl<T> State<T> {
@@ -139,6 +141,7 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
                 items: HashMap::new(),
                 queue: VecDeque::new(),
                 population: Population::default(),
+                gate: Discard::default(),
                 closed: false,
             }),
             changed: Notify::new(),
@@ -167,6 +170,9 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
     fn with_state(&self, f: impl FnOnce(&mut State<T>, Option<&dyn KeyListerGetter<T>>) -> usize) {
         let added = {
             let mut state = self.state.lock();
+            if state.gate.is_on() {
+                return;
+            }
             let added = f(&mut state, self.known_objects.as_deref());
             if state.population.synced() {
                 self.synced.set();
@@ -237,6 +243,23 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
     /// Whether the queue was closed.
     pub fn is_closed(&self) -> bool {
         self.state.lock().closed
+    }
+
+    /// See [`Discard`](super::Discard): the informer stopped on a panic.
+    pub(crate) fn discard(&self) {
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        state.gate.discard(&mut state.population, &self.synced);
+        state.queue.clear();
+        let dropped = std::mem::take(&mut state.items);
+        drop(guard);
+        drop(dropped); // outside the lock
+    }
+
+    pub(crate) fn reopen(&self) {
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        state.gate.reopen(&mut state.closed);
     }
 
     /// Whether the first relist was popped and processed (or an event came first).

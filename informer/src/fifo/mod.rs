@@ -13,6 +13,9 @@
 //!
 //! Both pop asynchronously ([`Queue::pop`]), stop on [`Queue::close`], and report
 //! [`Queue::has_synced`] once every item of the first relist was popped **and processed**.
+//! An informer that stops on a panic *discards* its queue (what is queued is dropped, later
+//! pushes are ignored, `has_synced` turns false) and *reopens* it for its next run, which
+//! starts with a relist.
 //!
 //! Where it differs from client-go, and why:
 //!
@@ -288,6 +291,35 @@ impl Population {
     }
 }
 
+/// Whether a queue takes pushes. An informer that stops on a panic *discards* its queue:
+/// what is queued is dropped (the next run starts with a relist), pushes are ignored (the
+/// dying reflector's last events must not mark the queue synced again), and `has_synced`
+/// turns false. It *reopens* it once the reflector's task has ended.
+#[derive(Debug, Default)]
+pub(crate) struct Discard {
+    discarding: bool,
+}
+
+impl Discard {
+    /// Whether pushes are ignored.
+    pub(crate) fn is_on(&self) -> bool {
+        self.discarding
+    }
+
+    /// Starts ignoring pushes; forgets the initial population and unsets `synced`.
+    pub(crate) fn discard(&mut self, population: &mut Population, synced: &SyncedFlag) {
+        self.discarding = true;
+        *population = Population::default();
+        synced.clear();
+    }
+
+    /// Takes pushes again, into an open queue.
+    pub(crate) fn reopen(&mut self, closed: &mut bool) {
+        self.discarding = false;
+        *closed = false;
+    }
+}
+
 /// A flag set once, with a wait for it.
 #[derive(Debug, Default)]
 pub(crate) struct SyncedFlag {
@@ -300,6 +332,11 @@ impl SyncedFlag {
         if !self.set.swap(true, Ordering::SeqCst) {
             self.notify.notify_waiters();
         }
+    }
+
+    /// Unsets the flag: waits wait again (an informer that stopped on a panic).
+    pub(crate) fn clear(&self) {
+        self.set.store(false, Ordering::SeqCst);
     }
 
     pub(crate) fn is_set(&self) -> bool {

@@ -37,7 +37,7 @@ use clientgo_apimachinery::Object;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
-use super::{Delta, Deltas, KeyListerGetter, Population, Queue, SyncedFlag, wrap};
+use super::{Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag, wrap};
 use crate::keys::{DeleteEvent, DeletedFinalStateUnknown, meta_namespace_key_func};
 use crate::reflector_store::ReflectorStore;
 use crate::transform::TransformFunc;
@@ -78,6 +78,8 @@ struct State<T> {
     items: VecDeque<Delta<T>>,
     population: Population,
     closed: bool,
+    /// Pushes are ignored while an informer stopped by a panic winds down.
+    gate: Discard,
     /// An item was popped and is being processed with the lock released (atomic mode).
     processing: bool,
 }
@@ -95,6 +97,7 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
                 items: VecDeque::new(),
                 population: Population::default(),
                 closed: false,
+                gate: Discard::default(),
                 processing: false,
             }),
             changed: Notify::new(),
@@ -150,6 +153,9 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
     ) {
         let pushed = {
             let mut state = self.state.lock();
+            if state.gate.is_on() {
+                return;
+            }
             let deltas = deltas(&state);
             let pushed = deltas.len();
             state.items.extend(deltas);
@@ -260,6 +266,22 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
     /// Whether the queue was closed.
     pub fn is_closed(&self) -> bool {
         self.state.lock().closed
+    }
+
+    /// See [`Discard`](super::Discard): the informer stopped on a panic.
+    pub(crate) fn discard(&self) {
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        state.gate.discard(&mut state.population, &self.synced);
+        let dropped = std::mem::take(&mut state.items);
+        drop(guard);
+        drop(dropped); // outside the lock
+    }
+
+    pub(crate) fn reopen(&self) {
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        state.gate.reopen(&mut state.closed);
     }
 
     /// Whether the first relist was popped and processed (or an event came first).

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 
@@ -34,12 +35,20 @@ struct NameHandler {
     handler: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NameSource {
+    name: String,
+    source: String,
+}
+
 /// The numbers of one scrape.
 #[derive(Default)]
 pub(crate) struct SourceSnapshot {
     objects: Family<NameLabel, Gauge>,
     bytes: Family<NameLabel, Gauge>,
     buffers: Family<NameHandler, Gauge>,
+    failed: Family<NameLabel, Gauge>,
+    panics: Family<NameSource, Counter>,
 }
 
 impl SourceSnapshot {
@@ -56,6 +65,21 @@ impl SourceSnapshot {
             self.bytes
                 .get_or_create(&label)
                 .inc_by(i64::try_from(bytes).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// Whether informer `name` stopped on a panic, and how many panics each source had.
+    pub(crate) fn panics(&self, name: &str, failed: bool, counts: &[(&str, u64)]) {
+        let label = NameLabel {
+            name: name.to_owned(),
+        };
+        self.failed.get_or_create(&label).inc_by(i64::from(failed));
+        for (source, count) in counts {
+            let label = NameSource {
+                name: name.to_owned(),
+                source: (*source).to_owned(),
+            };
+            self.panics.get_or_create(&label).inc_by(*count);
         }
     }
 
@@ -120,26 +144,41 @@ impl Collector for CacheCollector {
         for source in self.sources.live() {
             source.snapshot(&snapshot);
         }
-        let families: [(&str, &str, &dyn EncodeMetric); 3] = [
+        let families: [(&str, &str, &dyn EncodeMetric, MetricType); 5] = [
             (
                 "informer_cache_objects",
                 "Number of objects in the informer's cache",
                 &snapshot.objects,
+                MetricType::Gauge,
             ),
             (
                 "informer_cache_bytes",
                 "Approximate size in bytes of the objects in the informer's cache, in their \
                  JSON form",
                 &snapshot.bytes,
+                MetricType::Gauge,
             ),
             (
                 "informer_handler_buffer_length",
                 "Number of notifications waiting in an event handler's buffer",
                 &snapshot.buffers,
+                MetricType::Gauge,
+            ),
+            (
+                "informer_failed",
+                "1 while the informer is stopped by a panic (PanicPolicy::Stop), else 0",
+                &snapshot.failed,
+                MetricType::Gauge,
+            ),
+            (
+                "informer_panics",
+                "Panics in the informer's transform, index functions, handlers or reflector",
+                &snapshot.panics,
+                MetricType::Counter,
             ),
         ];
-        for (name, help, family) in families {
-            let metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for (name, help, family, kind) in families {
+            let metric = encoder.encode_descriptor(name, help, None, kind)?;
             family.encode(metric)?;
         }
         Ok(())

@@ -22,6 +22,8 @@
 //! | `informer_cache_objects` | gauge | `name` | objects in the informer's cache, read at scrape time |
 //! | `informer_cache_bytes` | gauge | `name` | approximate size of the cached objects (see below) |
 //! | `informer_handler_buffer_length` | gauge | `name`, `handler` | notifications waiting for each handler, read at scrape time |
+//! | `informer_failed` | gauge | `name` | 1 while the informer is stopped by a panic ([`PanicPolicy::Stop`](crate::PanicPolicy::Stop)), else 0 |
+//! | `informer_panics_total` | counter | `name`, `source` | panics in the informer's `transform`, `indexer` (index functions, size estimator), `handler`s or `reflector` |
 //!
 //! `name` is the reflector's name, which an informer sets to its own. Relist reasons:
 //! `expired` (410 Gone/Expired: the history was compacted past the watch), `short_watch`,

@@ -43,6 +43,14 @@ use tokio_util::sync::CancellationToken;
 use crate::fifo::SyncedFlag;
 use crate::handler::ResourceEventHandler;
 use crate::keys::DeleteEvent;
+use crate::panics::{Failures, PanicSource};
+
+/// What a listener learns from its informer: whether it has synced, and whether a panic
+/// stopped it (a handler's own panic is reported there too).
+pub(crate) struct Upstream {
+    pub(crate) synced: Arc<SyncedFlag>,
+    pub(crate) failures: Arc<Failures>,
+}
 
 /// What a listener is told.
 pub(crate) enum Notification<T> {
@@ -109,6 +117,10 @@ pub(crate) struct Listener<T> {
 
 struct Core<T> {
     handler: Box<dyn ResourceEventHandler<T>>,
+    /// The handler's name, for the panic report.
+    name: Arc<str>,
+    /// The informer's panic bookkeeping: a handler's panic goes there.
+    failures: Arc<Failures>,
     /// Notifications queued and not yet handled.
     pending: AtomicUsize,
     /// Initial-list adds queued and not yet handled.
@@ -134,7 +146,7 @@ impl<T> Core<T> {
         self.stopped.set();
     }
 
-    fn handle(&self, notification: Notification<T>, listener: u64) {
+    fn handle(&self, notification: Notification<T>) {
         let initial = matches!(notification, Notification::Add { initial: true, .. });
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| match notification {
             Notification::Add { object, initial } => self.handler.on_add(&object, initial),
@@ -144,10 +156,11 @@ impl<T> Core<T> {
         if initial {
             self.initial_handled();
         }
-        if outcome.is_err() {
-            // client-go crashes the process by default; we report and go on with the next
-            // notification, as client-go does when told not to crash.
-            tracing::error!(listener, "event handler panicked; notification skipped");
+        if let Err(payload) = outcome {
+            // The informer's policy decides: abort, or stop the informer as a whole (see
+            // the `panics` module); this handler goes on with what is buffered for it.
+            let source = PanicSource::Handler(self.name.to_string());
+            self.failures.panicked(source, &*payload);
         }
     }
 }
@@ -178,7 +191,7 @@ impl<T: Send + Sync + 'static> Core<T> {
                     if core.stop.is_cancelled() {
                         break; // what is left is dropped, as client-go does
                     }
-                    core.handle(notification, listener);
+                    core.handle(notification);
                     core.pending.fetch_sub(1, Ordering::Relaxed);
                 }
             });
@@ -200,18 +213,24 @@ impl<T: Send + Sync + 'static> Listener<T> {
         handler: Box<dyn ResourceEventHandler<T>>,
         requested: Duration,
         period: Duration,
-        upstream: Arc<SyncedFlag>,
+        upstream: Upstream,
     ) -> Arc<Self> {
+        let Upstream {
+            synced: upstream,
+            failures,
+        } = upstream;
         let (tx, rx) = mpsc::unbounded_channel();
         Arc::new(Listener {
             id: next_id(),
             processor_id,
             owner,
-            name,
+            name: name.clone(),
             tx,
             rx: Mutex::new(Some(rx)),
             core: Arc::new(Core {
                 handler,
+                name,
+                failures,
                 pending: AtomicUsize::new(0),
                 initial_pending: AtomicUsize::new(0),
                 initial_done: Notify::new(),
@@ -283,9 +302,16 @@ impl<T: Send + Sync + 'static> Listener<T> {
         self.core.upstream.is_set()
     }
 
+    /// Why the informer stopped on its own, if it did.
+    pub(crate) fn informer_failure(&self) -> Option<crate::panics::InformerFailure> {
+        self.core.failures.failure()
+    }
+
     pub(crate) fn has_synced(&self) -> bool {
         // Upstream first: see the module docs.
-        self.core.upstream.is_set() && self.core.initial_pending.load(Ordering::SeqCst) == 0
+        self.core.upstream.is_set()
+            && !self.core.failures.is_failed()
+            && self.core.initial_pending.load(Ordering::SeqCst) == 0
     }
 
     async fn wait_synced(&self) {

@@ -31,9 +31,10 @@ use tokio::time::Instant;
 
 use crate::fifo::SyncedFlag;
 use crate::handler::ResourceEventHandler;
+use crate::panics::Failures;
 
 pub use listener::Registration;
-pub(crate) use listener::{Listener, Notification};
+pub(crate) use listener::{Listener, Notification, Upstream};
 
 /// The listeners of one informer.
 pub(crate) struct SharedProcessor<T> {
@@ -44,6 +45,8 @@ pub(crate) struct SharedProcessor<T> {
     /// How many listeners were ever added: the next one's index, its default name.
     added: AtomicUsize,
     run: Mutex<RunState>,
+    /// The informer's panic bookkeeping, handed to each listener.
+    failures: Arc<Failures>,
 }
 
 #[derive(Default)]
@@ -77,13 +80,14 @@ pub(crate) fn determine_resync_period(requested: Duration, check: Duration) -> D
 }
 
 impl<T: Send + Sync + 'static> SharedProcessor<T> {
-    pub(crate) fn new(owner: &str) -> Self {
+    pub(crate) fn new(owner: &str, failures: Arc<Failures>) -> Self {
         SharedProcessor {
             id: listener::next_id(),
             owner: Arc::from(owner),
             listeners: RwLock::new(Vec::new()),
             added: AtomicUsize::new(0),
             run: Mutex::new(RunState::default()),
+            failures,
         }
     }
 
@@ -106,7 +110,10 @@ impl<T: Send + Sync + 'static> SharedProcessor<T> {
             handler,
             requested,
             period,
-            upstream,
+            Upstream {
+                synced: upstream,
+                failures: self.failures.clone(),
+            },
         );
         self.listeners.write().push(listener.clone());
         if let Some(runtime) = &self.run.lock().runtime {

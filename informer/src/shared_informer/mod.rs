@@ -28,7 +28,11 @@
 //! * [`wait_for_cache_sync`] takes a timeout and says why each cache is not synced (the
 //!   reflector's last error: forbidden, not found, throttled, ...), instead of polling
 //!   until a stop channel closes.
-//! * A handler that panics is logged and skipped, not a process crash.
+//! * What a panic in a transform, an index function or a handler does is a per-informer
+//!   choice, [`PanicPolicy`](crate::PanicPolicy): abort the process (client-go's default,
+//!   and ours) or stop the informer as a whole, reported by [`failure`](SharedIndexInformer::failure),
+//!   `has_synced`, `wait_for_cache_sync` and metrics, until [`run`] is called again and
+//!   rebuilds the cache from a relist. See the `panics` module.
 //! * With [`SharedInformerOptions::metrics`], the informer reports its reflector's lists and
 //!   watches, its cache's size and its handlers' backlogs to Prometheus (see
 //!   [`InformerMetrics`]); client-go's informers have no such metrics.
@@ -38,6 +42,7 @@
 use std::any::type_name;
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -61,6 +66,7 @@ use crate::listwatch::{ListWatchError, ListerWatcher};
 use crate::metrics::{
     InformerMetrics, InformerSource, ObjectSizeFn, SourceSnapshot, approx_json_size,
 };
+use crate::panics::{Failures, InformerFailure, PanicPolicy, PanicSource};
 use crate::processor::SharedProcessor;
 use crate::reflector::{Reflector, ReflectorOptions};
 use crate::reflector_store::ReflectorStore;
@@ -98,6 +104,9 @@ pub struct SharedInformerOptions {
     /// Where to report the informer's metrics (its reflector's, its cache's size, its
     /// handlers' backlogs); `None` for no metrics, at no cost.
     pub metrics: Option<InformerMetrics>,
+    /// What a panic in the transform, an index function or a handler does: abort the
+    /// process (the default) or stop the informer; see [`PanicPolicy`].
+    pub on_panic: PanicPolicy,
 }
 
 /// Why an informer refused a call.
@@ -127,14 +136,19 @@ struct Inner<T> {
     /// The queue's synced flag: the informer's `has_synced`, and its handlers' upstream.
     synced: Arc<SyncedFlag>,
     processor: Arc<SharedProcessor<T>>,
+    /// What a panic does, and the failure that stopped the last run.
+    failures: Arc<Failures>,
     /// Held while a popped item is applied and distributed, and while a late handler joins.
     block_deltas: Mutex<()>,
     state: Mutex<State<T>>,
 }
 
 struct State<T> {
+    /// A run is going on (or went on and was stopped for good: see `stopped`).
     started: bool,
     stopped: bool,
+    /// How many runs started: a run after the first starts over after a panic.
+    runs: u64,
     resync_check_period: Duration,
     default_handler_resync_period: Duration,
     transform: Option<TransformFunc<T>>,
@@ -244,7 +258,12 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
         };
         let synced = queue.synced_flag();
         let manual = factory.is_none();
-        let processor = Arc::new(SharedProcessor::new(&name));
+        let failures = Arc::new(Failures::new(&name, options.on_panic));
+        failures.on_stop(Box::new({
+            let queue = queue.clone();
+            move || queue.discard()
+        }));
+        let processor = Arc::new(SharedProcessor::new(&name, failures.clone()));
         let mut reflector_options = options.reflector;
         if reflector_options.metrics.is_none() {
             reflector_options.metrics.clone_from(&options.metrics);
@@ -256,10 +275,12 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                 queue,
                 synced,
                 processor,
+                failures,
                 block_deltas: Mutex::new(()),
                 state: Mutex::new(State {
                     started: false,
                     stopped: false,
+                    runs: 0,
                     resync_check_period: options.resync_period,
                     default_handler_resync_period: options.resync_period,
                     transform: None,
@@ -331,7 +352,18 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                 name: self.inner.name.clone(),
             });
         }
-        let transform: TransformFunc<T> = Arc::new(transform);
+        // A panic is reported under the informer's policy, then goes on unwinding out of
+        // the reflector's task (or a manual informer's caller).
+        let failures = self.inner.failures.clone();
+        let transform: TransformFunc<T> = Arc::new(move |object| {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| transform(object))) {
+                Ok(object) => object,
+                Err(payload) => {
+                    failures.panicked(PanicSource::Transform, &*payload);
+                    std::panic::resume_unwind(payload)
+                }
+            }
+        });
         // Into the queue now: a manual informer's queue may be fed before `run`.
         self.inner.queue.set_transform(Some(transform.clone()));
         state.transform = Some(transform);
@@ -375,7 +407,9 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
 
     /// Whether the initial list has been applied to the cache and handed to the handlers.
     pub fn has_synced(&self) -> bool {
-        self.inner.state.lock().started && self.inner.synced.is_set()
+        self.inner.state.lock().started
+            && self.inner.synced.is_set()
+            && !self.inner.failures.is_failed()
     }
 
     /// Waits until [`has_synced`](Self::has_synced), without a deadline; see
@@ -414,8 +448,31 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
         reflector.and_then(|r| r.last_error())
     }
 
+    /// Why the last run stopped on its own: a panic under [`PanicPolicy::Stop`]; `None`
+    /// while the informer runs normally (a new run forgets the last failure).
+    pub fn failure(&self) -> Option<InformerFailure> {
+        self.inner.failures.failure()
+    }
+
+    /// Sets what a panic in the transform, an index function or a handler does (see
+    /// [`PanicPolicy`]); takes effect for the next panic.
+    pub fn set_panic_policy(&self, policy: PanicPolicy) {
+        self.inner.failures.set_policy(policy);
+    }
+
+    /// The policy in effect.
+    pub fn panic_policy(&self) -> PanicPolicy {
+        self.inner.failures.policy()
+    }
+
     /// Runs the informer until `cancel` fires: the reflector, the process loop and the
-    /// handlers' tasks. Returns once they all stopped. A second call returns at once.
+    /// handlers' tasks. Returns once they all stopped. A second call while it runs, or after
+    /// it was stopped by `cancel`, returns at once.
+    ///
+    /// Under [`PanicPolicy::Stop`] a panic also ends the run, with
+    /// [`failure`](Self::failure) saying why; the handlers stay registered (what is buffered
+    /// for them is still delivered), and calling `run` again starts over with a relist whose
+    /// notifications reach every handler.
     pub async fn run(&self, cancel: CancellationToken) {
         let inner = &*self.inner;
         let (reflector, resync_period) = {
@@ -425,6 +482,10 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                 return;
             }
             state.started = true;
+            state.runs += 1;
+            if state.runs > 1 {
+                tracing::info!(informer = %inner.name, "running again after a failure: relisting");
+            }
             if state.metered {
                 let estimate = state
                     .size_estimator
@@ -433,7 +494,7 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                 inner.indexer.keep_sizes(estimate);
             }
             let check = state.resync_check_period;
-            let reflector = state.factory.take().map(|factory| {
+            if let Some(factory) = state.factory.take() {
                 let processor = inner.processor.clone();
                 let mut options = state.reflector_options.clone();
                 if options.name.is_empty() {
@@ -446,50 +507,116 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                 if let Some(handler) = state.watch_error_handler.clone() {
                     reflector.set_watch_error_handler(handler);
                 }
-                state.reflector = Some(reflector.clone());
-                reflector
-            });
+                state.reflector = Some(reflector);
+            }
             (
-                reflector,
+                state.reflector.clone(),
                 (state.manual && !check.is_zero()).then_some(check),
             )
         };
+        // The run's own token: the caller's cancellation, or a panic under `Stop`.
+        let run = cancel.child_token();
+        inner.failures.run_started(run.clone());
         inner.processor.run();
-        let reflector = reflector.map(|r| tokio::spawn(r.run(cancel.clone())));
+        let mut reflector = reflector.map(|r| tokio::spawn(r.run(run.clone())));
         let resync = resync_period.map(|period| {
             tokio::spawn(resync_loop(
                 inner.queue.store(),
                 inner.processor.clone(),
                 period,
-                cancel.clone(),
+                run.clone(),
             ))
         });
 
-        match &inner.queue {
-            InformerQueue::Real(queue) => self.process(&**queue, &cancel).await,
-            InformerQueue::Delta(queue) => self.process(&**queue, &cancel).await,
+        // Until cancelled, or until the reflector's task dies (a panic).
+        let reflector_ended = async {
+            match reflector.as_mut() {
+                Some(task) => task.await,
+                None => std::future::pending().await,
+            }
+        };
+        let ended = tokio::select! {
+            () = self.process(&run) => None,
+            joined = reflector_ended => Some(joined),
+        };
+        if let Some(joined) = ended {
+            reflector = None;
+            self.reflector_ended(joined);
         }
+        run.cancel();
 
         // Stop: the queue, the reflector, then (no new handlers) the handlers.
-        inner.queue.close();
+        let failed = inner.failures.failure().is_some() && !cancel.is_cancelled();
+        if !failed {
+            inner.queue.close();
+        }
         for task in reflector.into_iter().chain(resync) {
-            // The tasks end on cancellation; a panic in one is the reflector's, not ours.
-            if let Err(error) = task.await {
-                tracing::error!(informer = %inner.name, %error, "informer task failed");
-            }
+            self.reflector_ended(task.await);
+        }
+        inner.failures.run_ended();
+        if let Some(failure) = inner.failures.failure().filter(|_| failed) {
+            // The queue was discarded when the panic was reported; with the reflector gone,
+            // it takes pushes again (a manual informer's feeder may relist before the next
+            // run). The handlers keep their registrations and buffers for the next run.
+            inner.queue.reopen();
+            tracing::error!(informer = %inner.name, %failure, "informer stopped; run it again to rebuild the cache from a relist");
+            inner.state.lock().started = false;
+            return;
         }
         inner.state.lock().stopped = true;
         inner.processor.stop().await;
     }
 
-    async fn process<Q: Queue<T>>(&self, queue: &Q, cancel: &CancellationToken) {
+    /// How a task of the run ended: a panic is reported (the reflector's, unless it is the
+    /// transform's, already reported).
+    fn reflector_ended(&self, joined: Result<(), tokio::task::JoinError>) {
+        match joined {
+            Ok(()) => {}
+            Err(error) if error.is_panic() => {
+                let payload = error.into_panic();
+                self.inner
+                    .failures
+                    .panicked(PanicSource::Reflector, &*payload);
+            }
+            Err(error) => {
+                tracing::error!(informer = %self.inner.name, %error, "informer task failed");
+            }
+        }
+    }
+
+    /// Pops the queue into the store and the handlers until `run` is cancelled (client-go's
+    /// `processLoop`). A panic while an item is applied (an index function's) is reported
+    /// once the queue's lock is released.
+    async fn process(&self, run: &CancellationToken) {
+        match &self.inner.queue {
+            InformerQueue::Real(queue) => self.process_queue(&**queue, run).await,
+            InformerQueue::Delta(queue) => self.process_queue(&**queue, run).await,
+        }
+    }
+
+    async fn process_queue<Q: Queue<T>>(&self, queue: &Q, run: &CancellationToken) {
         let inner = &*self.inner;
-        let distributor = Distributor(&inner.processor);
-        process_loop(queue, cancel, |deltas, initial| {
+        // A panic ends the loop; it is reported after `pop` returned, outside the queue's
+        // lock (the DeltaFIFO processes under it, and a report discards the queue).
+        let panicked = Mutex::new(None);
+        process_loop(queue, run, |deltas, initial| {
             let _blocked = inner.block_deltas.lock();
-            process_deltas(&distributor, &inner.indexer, deltas, initial);
+            let distributor = Distributor {
+                processor: &inner.processor,
+                initial,
+            };
+            let applied = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                process_deltas(&distributor, &inner.indexer, deltas, initial)
+            }));
+            if let Err(payload) = applied {
+                *panicked.lock() = Some(payload);
+                run.cancel();
+            }
         })
-        .await
+        .await;
+        if let Some(payload) = panicked.into_inner() {
+            inner.failures.panicked(PanicSource::Indexer, &*payload);
+        }
     }
 }
 
@@ -511,6 +638,9 @@ impl<T: Object + Send + Sync + 'static> InformerSynced for SharedIndexInformer<T
             let state = self.inner.state.lock();
             (state.started, state.stopped, state.reflector.clone())
         };
+        if let Some(failure) = self.inner.failures.failure() {
+            return NotSyncedReason::Failed(failure);
+        }
         if stopped {
             return NotSyncedReason::Stopped;
         }
@@ -534,6 +664,8 @@ impl<T: Object + Send + Sync + 'static> InformerSource for Inner<T> {
     fn snapshot(&self, snapshot: &SourceSnapshot) {
         let (objects, bytes) = self.indexer.size_stats();
         snapshot.cache(&self.name, objects, bytes);
+        let failed = self.failures.failure().is_some();
+        snapshot.panics(&self.name, failed, &self.failures.counts());
         self.processor
             .buffer_lengths(|handler, pending| snapshot.handler(&self.name, handler, pending));
     }

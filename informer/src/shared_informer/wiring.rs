@@ -59,6 +59,15 @@ pub(super) enum InformerQueue<T> {
     Delta(Arc<DeltaFIFO<T>>),
 }
 
+impl<T> Clone for InformerQueue<T> {
+    fn clone(&self) -> Self {
+        match self {
+            InformerQueue::Real(q) => InformerQueue::Real(q.clone()),
+            InformerQueue::Delta(q) => InformerQueue::Delta(q.clone()),
+        }
+    }
+}
+
 impl<T: Object + Send + Sync + 'static> InformerQueue<T> {
     pub(super) fn store(&self) -> Arc<dyn ReflectorStore<T>> {
         match self {
@@ -84,10 +93,29 @@ impl<T: Object + Send + Sync + 'static> InformerQueue<T> {
             InformerQueue::Delta(q) => q.close(),
         }
     }
+    /// The informer stopped on a panic: drop what is queued, ignore pushes, unset synced.
+    pub(super) fn discard(&self) {
+        match self {
+            InformerQueue::Real(q) => q.discard(),
+            InformerQueue::Delta(q) => q.discard(),
+        }
+    }
+    pub(super) fn reopen(&self) {
+        match self {
+            InformerQueue::Real(q) => q.reopen(),
+            InformerQueue::Delta(q) => q.reopen(),
+        }
+    }
 }
 
 /// The informer's own handler: hands every notification to the processor.
-pub(super) struct Distributor<'a, T>(pub(super) &'a SharedProcessor<T>);
+pub(super) struct Distributor<'a, T> {
+    pub(super) processor: &'a SharedProcessor<T>,
+    /// The item belongs to the run's first relist: its updates go to every handler, even
+    /// those of unchanged objects (a run after a panic tells every handler everything
+    /// again).
+    pub(super) initial: bool,
+}
 
 impl<T: Object + Send + Sync + 'static> ResourceEventHandler<T> for Distributor<'_, T> {
     fn on_add(&self, object: &Arc<T>, is_in_initial_list: bool) {
@@ -95,22 +123,23 @@ impl<T: Object + Send + Sync + 'static> ResourceEventHandler<T> for Distributor<
             object: object.clone(),
             initial: is_in_initial_list,
         };
-        self.0.distribute(notification, false);
+        self.processor.distribute(notification, false);
     }
 
     fn on_update(&self, old: &Arc<T>, new: &Arc<T>) {
         // Same resourceVersion: a resync (or an unchanged relisted object), only for the
         // handlers whose resync is due.
-        let is_sync = old.resource_version() == new.resource_version();
+        let is_sync = !self.initial && old.resource_version() == new.resource_version();
         let notification = Notification::Update {
             old: old.clone(),
             new: new.clone(),
         };
-        self.0.distribute(notification, is_sync);
+        self.processor.distribute(notification, is_sync);
     }
 
     fn on_delete(&self, event: DeleteEvent<T>) {
-        self.0.distribute(Notification::Delete(event), false);
+        self.processor
+            .distribute(Notification::Delete(event), false);
     }
 }
 
