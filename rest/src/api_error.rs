@@ -188,9 +188,11 @@ impl ApiError {
     }
 
     /// How long the server asks the client to wait, if it says (client-go's
-    /// `SuggestsClientDelay`: the Status's `retryAfterSeconds`).
+    /// `SuggestsClientDelay`: the Status's `retryAfterSeconds`), in seconds, at most
+    /// [`MAX_RETRY_AFTER`](crate::retry::MAX_RETRY_AFTER)'s 60.
     pub fn suggests_client_delay(&self) -> Option<i32> {
-        self.status.retry_after_seconds()
+        let cap = i32::try_from(crate::retry::MAX_RETRY_AFTER.as_secs()).unwrap_or(i32::MAX);
+        self.status.retry_after_seconds().map(|s| s.min(cap))
     }
 
     /// Whether one of the Status's causes has this type (client-go's `HasStatusCause`).
@@ -406,6 +408,13 @@ mod tests {
             err.status.details.as_ref().unwrap().causes[0].message,
             "unknown"
         );
+    }
+
+    #[test]
+    fn a_suggested_client_delay_is_capped_at_max_retry_after() {
+        let err =
+            ApiError::from_response(503, None, Some(i32::MAX), b"", target("GET", "pods", ""));
+        assert_eq!(err.suggests_client_delay(), Some(60));
     }
 
     #[test]

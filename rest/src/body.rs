@@ -92,6 +92,68 @@ impl HttpBody for DeadlineBody {
     }
 }
 
+/// Bounds the wait for each frame of `body` by `idle`: when nothing arrives for that long,
+/// the next read fails with a timeout error naming `method url`.
+pub(crate) fn with_idle_timeout(
+    body: Body,
+    idle: std::time::Duration,
+    method: http::Method,
+    url: String,
+) -> Body {
+    IdleBody {
+        body,
+        idle,
+        sleep: Box::pin(tokio::time::sleep(idle)),
+        request: Some((method, url)),
+    }
+    .boxed()
+}
+
+struct IdleBody {
+    body: Body,
+    idle: std::time::Duration,
+    sleep: Pin<Box<Sleep>>,
+    request: Option<(http::Method, String)>,
+}
+
+impl HttpBody for IdleBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
+            let next = Instant::now() + this.idle;
+            this.sleep.as_mut().reset(next);
+            return Poll::Ready(frame);
+        }
+        if this.sleep.as_mut().poll(cx).is_ready() {
+            let Some((method, url)) = this.request.take() else {
+                return Poll::Ready(None);
+            };
+            let detail = format!(
+                "no data from the server for {:?} while reading the response body",
+                this.idle
+            );
+            let error = TransportError::new(TransportErrorKind::Timeout, method, url, None)
+                .with_detail(detail);
+            return Poll::Ready(Some(Err(Box::new(error))));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.request.is_none() || self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// Reads and drops up to 2 KiB of `body`, then drops it.
 pub(crate) async fn drain(mut body: Body) {
     const LIMIT: usize = 2048;
@@ -105,8 +167,29 @@ pub(crate) async fn drain(mut body: Body) {
 }
 
 /// Reads the whole body.
+#[cfg(test)]
 pub(crate) async fn collect(body: Body) -> Result<Bytes, BoxError> {
     Ok(body.collect().await?.to_bytes())
+}
+
+/// Reads the whole body, failing with `Err(None)` as soon as it passes `limit` bytes.
+pub(crate) async fn collect_limited(
+    mut body: Body,
+    limit: usize,
+) -> Result<Bytes, Option<BoxError>> {
+    let mut bytes = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame.map_err(Some)?.into_data() {
+            if bytes.len().saturating_add(data.len()) > limit {
+                return Err(None);
+            }
+            if bytes.is_empty() && body.is_end_stream() {
+                return Ok(data);
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Ok(bytes.freeze())
 }
 
 #[cfg(test)]
@@ -145,6 +228,27 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_secs(5));
         let err = err.downcast::<TransportError>().unwrap();
         assert_eq!(err.kind(), TransportErrorKind::Timeout);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_body_fails_after_the_idle_timeout_not_before() {
+        let start = Instant::now();
+        let body = with_idle_timeout(
+            Stalled(false).boxed(),
+            Duration::from_secs(5),
+            http::Method::GET,
+            "http://h/api".into(),
+        );
+        let err = collect(body).await.unwrap_err();
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
+        let err = err.downcast::<TransportError>().unwrap();
+        assert_eq!(err.kind(), TransportErrorKind::Timeout);
+    }
+
+    #[tokio::test]
+    async fn collect_limited_stops_past_the_limit() {
+        assert_eq!(collect_limited(full("abc"), 3).await.unwrap(), "abc");
+        assert!(matches!(collect_limited(full("abcd"), 3).await, Err(None)));
     }
 
     #[tokio::test]

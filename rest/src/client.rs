@@ -67,6 +67,12 @@ pub(crate) struct ClientInner {
     pub(crate) warnings: Arc<dyn WarningHandler>,
     pub(crate) metrics: Option<Metrics>,
     pub(crate) default_namespace: String,
+    /// [`Config::max_response_bytes`].
+    pub(crate) max_response_bytes: usize,
+    /// [`Config::max_list_item_bytes`].
+    pub(crate) max_list_item_bytes: usize,
+    /// [`Config::read_idle_timeout`].
+    pub(crate) read_idle_timeout: Option<Duration>,
     /// When a long throttle wait was last logged at info level.
     pub(crate) throttle_logged: Mutex<Option<Instant>>,
 }
@@ -252,6 +258,9 @@ impl RestClientBuilder {
                     .unwrap_or_else(|| Arc::new(LogWarningsOnce::new())),
                 metrics: self.metrics,
                 default_namespace: config.default_namespace.clone(),
+                max_response_bytes: config.max_response_bytes,
+                max_list_item_bytes: config.max_list_item_bytes,
+                read_idle_timeout: config.read_idle_timeout.filter(|t| !t.is_zero()),
                 throttle_logged: Mutex::new(None),
             }),
         })
@@ -270,9 +279,10 @@ pub struct Response {
 }
 
 impl Response {
-    /// Decodes the body as JSON.
+    /// Decodes the body as JSON (nested up to [`json::MAX_DEPTH`](crate::json::MAX_DEPTH)
+    /// levels).
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {
-        serde_json::from_slice(&self.body)
+        crate::json::from_slice(&self.body)
             .map_err(|e| DecodeError::of::<T>(&e, self.body.len()).into())
     }
 

@@ -174,6 +174,9 @@ pub enum TransportErrorKind {
     Protocol,
     /// Reading the response body failed.
     Body,
+    /// The response body is larger than the client accepts
+    /// ([`Config::max_response_bytes`](crate::Config::max_response_bytes)).
+    TooLarge,
     /// Anything else.
     Other,
 }
@@ -193,6 +196,7 @@ impl TransportErrorKind {
             TransportErrorKind::Timeout => "request timed out",
             TransportErrorKind::Protocol => "HTTP protocol error",
             TransportErrorKind::Body => "error reading the response body",
+            TransportErrorKind::TooLarge => "response body too large",
             TransportErrorKind::Other => "request failed",
         }
     }
@@ -292,6 +296,9 @@ impl fmt::Display for ErrorChain<'_> {
 
 /// A successful response whose body is not the expected type.
 ///
+/// `message` never quotes a value from the body (a field of a Secret may be it): serde's
+/// message reduced by [`json::redacted_message`](crate::json::redacted_message).
+///
 /// For a body decoded whole, `message`, `line` and `column` are serde's and `body_len` is the
 /// body's size. For a list decoded item by item ([`list_decode`](crate::list_decode)),
 /// [`list`](DecodeError::list) says what failed; `body_len` is then how much of the body had
@@ -331,17 +338,25 @@ pub enum ListFailure {
         /// The item's index in `items`.
         index: usize,
     },
+    /// The item at `index` is larger than the decoder's cap (`limit` bytes).
+    ItemTooLarge {
+        /// The item's index in `items`.
+        index: usize,
+        /// The cap, in bytes.
+        limit: usize,
+    },
     /// A member other than the items (`kind`, `apiVersion`, `metadata`, an `items` that is
     /// not an array, a repeated member) is not what a list has.
     Fields,
 }
 
 impl DecodeError {
-    /// Describes `error`, which happened decoding `body_len` bytes as `T`.
+    /// Describes `error`, which happened decoding `body_len` bytes as `T` (without quoting
+    /// any value from the body: see [`json::redacted_message`](crate::json::redacted_message)).
     pub fn of<T>(error: &serde_json::Error, body_len: usize) -> Self {
         DecodeError {
             type_name: std::any::type_name::<T>(),
-            message: error.to_string(),
+            message: crate::json::redacted_message(error),
             line: error.line(),
             column: error.column(),
             body_len,
@@ -373,9 +388,10 @@ impl fmt::Display for DecodeError {
         match self.list {
             None => write!(
                 f,
-                "unable to decode the response body ({len} bytes) as {type_name}: {message}"
+                "unable to decode the response body ({len} bytes) as {type_name}: {message} at line {} column {}",
+                self.line, self.column
             ),
-            Some(ListFailure::Item { index }) => write!(
+            Some(ListFailure::Item { index } | ListFailure::ItemTooLarge { index, .. }) => write!(
                 f,
                 "unable to decode item {index} of the list response as {type_name}: {message}"
             ),

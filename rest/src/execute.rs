@@ -20,6 +20,16 @@
 //! decoded as they arrive) is `send` handing a 2xx body over chunk by chunk instead of
 //! collecting it.
 //!
+//! Bounds (client-go has neither): a body read whole (`send`, `send_chunks`) may be at most
+//! [`Config::max_response_bytes`](crate::Config::max_response_bytes) (1 GiB by default; more
+//! is a [`TooLarge`](TransportErrorKind::TooLarge) error), and such a request waits at most
+//! [`Config::read_idle_timeout`](crate::Config::read_idle_timeout) (2 minutes by default) for
+//! its response headers and between two pieces of its body: a server that sends the headers
+//! and then nothing, or nothing at all, fails the request with a
+//! [`Timeout`](TransportErrorKind::Timeout) instead of hanging the worker (HTTP/2 would notice
+//! a dead connection by its pings; HTTP/1.1 has none, and a live but stuck server answers
+//! pings). Watches and `stream` are long and quiet by design and have neither bound.
+//!
 //! Difference from client-go: when a watch fails at the transport in a way it would retry and
 //! the retries run out, client-go returns an empty, already closed watch instead of an error;
 //! [`Request::watch`] does the same, returning an empty body (the caller sees the watch end
@@ -145,11 +155,45 @@ impl Call {
         .into()
     }
 
+    /// `body` bounded by the read idle timeout, if there is one.
+    fn idle_bounded(&self, body: Body) -> Body {
+        match self.client().read_idle_timeout {
+            Some(idle) => {
+                body::with_idle_timeout(body, idle, self.request.method.clone(), self.url.clone())
+            }
+            None => body,
+        }
+    }
+
+    fn too_large_error(&self) -> Error {
+        let limit = self.client().max_response_bytes;
+        TransportError::new(
+            TransportErrorKind::TooLarge,
+            self.request.method.clone(),
+            self.url.clone(),
+            None,
+        )
+        .with_detail(format!(
+            "the body is larger than {limit} bytes (Config::max_response_bytes)"
+        ))
+        .into()
+    }
+
+    /// Reads the whole body, at most the client's maximum.
+    async fn read_whole(&self, body: Body) -> Result<Bytes, Error> {
+        let body = self.idle_bounded(body);
+        body::collect_limited(body, self.client().max_response_bytes)
+            .await
+            .map_err(|e| match e {
+                Some(e) => self.body_error(e),
+                None => self.too_large_error(),
+            })
+    }
+
     async fn send(&self) -> Result<Response, Error> {
         let (response, deadline) = self.attempts().await?;
         let (parts, body) = response.into_parts();
-        let read = async { body::collect(body).await.map_err(|e| self.body_error(e)) };
-        let bytes = self.within(deadline, read).await?;
+        let bytes = self.within(deadline, self.read_whole(body)).await?;
         self.handle_warnings(&parts.headers);
         if is_success(parts.status) {
             tracing::debug!(verb = self.verb(), url = %self.url, status = parts.status.as_u16(), bytes = bytes.len(), "response");
@@ -170,20 +214,23 @@ impl Call {
         let (response, deadline) = self.attempts().await?;
         let (parts, body) = response.into_parts();
         if !is_success(parts.status) {
-            let read = async { body::collect(body).await.map_err(|e| self.body_error(e)) };
-            let bytes = self.within(deadline, read).await?;
+            let bytes = self.within(deadline, self.read_whole(body)).await?;
             self.handle_warnings(&parts.headers);
             return Err(self.api_error(parts.status, &parts.headers, &bytes));
         }
         self.handle_warnings(&parts.headers);
         let read = async {
             use http_body_util::BodyExt as _;
-            let mut body = body;
-            let mut len = 0;
+            let mut body = self.idle_bounded(body);
+            let mut len = 0usize;
+            let limit = self.client().max_response_bytes;
             while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|e| self.body_error(e))?;
                 if let Some(data) = frame.data_ref() {
-                    len += data.len();
+                    len = len.saturating_add(data.len());
+                    if len > limit {
+                        return Err(self.too_large_error());
+                    }
                     on_chunk(data)?;
                 }
             }
@@ -375,7 +422,16 @@ impl Call {
                 tokio::time::sleep(wait).await;
                 self.throttle(deadline).await?;
             }
-            let result = client.http.send(self.http_request()).await;
+            let send = client.http.send(self.http_request());
+            let result = match (self.mode, client.read_idle_timeout) {
+                (Mode::Send, Some(idle)) => match tokio::time::timeout(idle, send).await {
+                    Ok(result) => result,
+                    Err(_) => Err(self.timeout_error(&format!(
+                        "no response headers from the server within {idle:?}"
+                    ))),
+                },
+                _ => send.await,
+            };
             match result {
                 Ok(response) => {
                     let status = response.status();

@@ -14,6 +14,7 @@
 //! | [`request`] | [`Request`]: verb, namespace, resource, name, subresource, params, body | `rest.Request` |
 //! | `execute` | sending: throttle, retries, time limit, metrics, warnings | `Request.Do`/`Stream`/`Watch` |
 //! | [`resource_client`] | [`ResourceClient`]: get, list, create, update, patch, delete, watch; [`MetadataClient`] for metadata only | typed, dynamic and metadata clients |
+//! | [`json`] | objects nested up to kube-apiserver's 10,000 levels; decode errors that never quote values | `sigs.k8s.io/json` |
 //! | [`list_decode`] | [`ListDecoder`]: list responses decoded item by item as the body arrives | `Result.Into`, which decodes the whole body |
 //! | [`error`], [`api_error`] | [`Error`], [`ApiError`] and its `is_not_found`-style predicates | `errors.StatusError` |
 //! | [`retry`] | when a request is sent again | `rest/with_retry.go` |
@@ -80,6 +81,7 @@ pub mod config;
 pub mod discovery;
 pub mod error;
 mod execute;
+pub mod json;
 pub mod list_decode;
 pub mod metrics;
 pub mod request;
@@ -106,7 +108,7 @@ pub use request::{
 };
 pub use resource_client::{
     Deleted, DynamicClient, MetadataClient, PARTIAL_OBJECT_METADATA_ACCEPT,
-    PARTIAL_OBJECT_METADATA_LIST_ACCEPT, ResourceClient,
+    PARTIAL_OBJECT_METADATA_LIST_ACCEPT, PartialList, ResourceClient,
 };
 pub use restmapper::{MappingError, RestMapper, StaticRestMapper};
 pub use warnings::{LogWarningsOnce, NoWarnings, Warning, WarningHandler};

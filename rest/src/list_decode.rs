@@ -29,6 +29,20 @@
 //! serde takes for a struct and no server sends). Failures are [`DecodeError`]s whose
 //! [`ListFailure`] says what failed: a byte out of place, an item that is not a `T` (with its
 //! index), a body that ends before the list, or a member of the wrong type.
+//!
+//! Limits, so that a broken or hostile server cannot exhaust the client: one item may be at
+//! most [`DEFAULT_MAX_ITEM_BYTES`] (64 MiB, the watch decoder's frame cap) unless
+//! [`ListDecoder::with_max_item_bytes`] says otherwise, and so may the members other than the
+//! items together; items nest as deep as kube-apiserver accepts ([`crate::json`]: 10,000
+//! levels, decoded without overflowing the stack).
+//!
+//! One bad item need not cost the whole list: [`ListDecoder::skipping_undecodable`] skips an
+//! item that is valid JSON but not a `T` (or nests too deep), or is larger than the cap (its
+//! bytes are skipped, never gathered), and keeps its error ([`ListDecoder::skipped`], a
+//! [`ListFailure::Item`] or [`ListFailure::ItemTooLarge`] with the item's index). An item that
+//! is not valid JSON still fails the list: the body is corrupt, not one object.
+//! [`ResourceClient::list`](crate::ResourceClient::list) decodes this way (client-go fails the
+//! whole list, so one object its types cannot read would stop an informer for good).
 
 use std::borrow::Cow;
 
@@ -36,6 +50,10 @@ use clientgo_apimachinery::{ObjectList, Status};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use crate::error::{DecodeError, ListFailure};
+use crate::json;
+
+/// The default cap on one list item (and on the other members together): 64 MiB.
+pub const DEFAULT_MAX_ITEM_BYTES: usize = 64 << 20;
 
 /// A byte JSON never has outside strings.
 const BAD: u8 = 0;
@@ -119,11 +137,26 @@ impl<T: DeserializeOwned> ListDecoder<T> {
         }
     }
 
+    /// Refuses items (and other members together) larger than `bytes` (default
+    /// [`DEFAULT_MAX_ITEM_BYTES`]).
+    pub fn with_max_item_bytes(mut self, bytes: usize) -> Self {
+        self.scanner.max_item = bytes;
+        self
+    }
+
+    /// Skips an item that is valid JSON but not a `T`, or larger than the cap, keeping its
+    /// error in [`skipped`](Self::skipped), instead of failing the list. See the module
+    /// documentation.
+    pub fn skipping_undecodable(mut self) -> Self {
+        self.scanner.skipping = true;
+        self
+    }
+
     /// Scans the next chunk of the body, decoding the items that end in it.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
         let items = &mut self.items;
         self.scanner.push(chunk, &mut |bytes: &[u8]| {
-            items.push(serde_json::from_slice(bytes)?);
+            items.push(json::from_slice(bytes)?);
             Ok(())
         })
     }
@@ -131,6 +164,17 @@ impl<T: DeserializeOwned> ListDecoder<T> {
     /// How many items have been decoded so far.
     pub fn decoded(&self) -> usize {
         self.items.len()
+    }
+
+    /// The errors of the items skipped so far (only when
+    /// [`skipping_undecodable`](Self::skipping_undecodable)).
+    pub fn skipped(&self) -> &[DecodeError] {
+        &self.scanner.skipped
+    }
+
+    /// Takes the errors of the items skipped so far.
+    pub fn take_skipped(&mut self) -> Vec<DecodeError> {
+        std::mem::take(&mut self.scanner.skipped)
     }
 
     /// The list (or `Status`), once the whole body has been pushed.
@@ -216,6 +260,14 @@ pub(crate) struct Scanner {
     items_seen: bool,
     /// Items found so far.
     index: usize,
+    /// The cap on one item, and on `head`.
+    max_item: usize,
+    /// Skip undecodable and oversized items rather than fail.
+    skipping: bool,
+    /// The current item is over the cap: its bytes are skipped, not gathered.
+    oversized: bool,
+    /// The errors of the items skipped.
+    skipped: Vec<DecodeError>,
     /// Bytes of the body before the current chunk.
     consumed: u64,
     list_type: &'static str,
@@ -234,6 +286,10 @@ impl Scanner {
             key: Vec::new(),
             items_seen: false,
             index: 0,
+            max_item: DEFAULT_MAX_ITEM_BYTES,
+            skipping: false,
+            oversized: false,
+            skipped: Vec::new(),
             consumed: 0,
             list_type: std::any::type_name::<L>(),
             item_type: std::any::type_name::<I>(),
@@ -261,6 +317,9 @@ impl Scanner {
                             pos = end;
                         }
                         Ok(Some(end)) => {
+                            if self.head.len() + end - self.start > self.max_item {
+                                return Err(self.head_too_large());
+                            }
                             self.head.extend_from_slice(&chunk[self.start..end]);
                             self.state = State::AfterValue;
                             pos = end;
@@ -354,10 +413,20 @@ impl Scanner {
                 _ => return Err(self.unexpected(chunk, pos)),
             }
         }
+        let rest = &chunk[self.start.min(len)..];
         match self.state {
-            State::InItem(_) => self.carry.extend_from_slice(&chunk[self.start..]),
-            State::InValue(_) => self.head.extend_from_slice(&chunk[self.start..]),
-            State::InKey { .. } => self.key.extend_from_slice(&chunk[self.start..]),
+            State::InItem(_) if self.oversized => {}
+            State::InItem(_) if self.carry.len() + rest.len() > self.max_item => {
+                self.item_too_large(len)?;
+            }
+            State::InItem(_) => self.carry.extend_from_slice(rest),
+            State::InValue(_) | State::InKey { .. }
+                if self.head.len() + self.key.len() + rest.len() > self.max_item =>
+            {
+                return Err(self.head_too_large());
+            }
+            State::InValue(_) => self.head.extend_from_slice(rest),
+            State::InKey { .. } => self.key.extend_from_slice(rest),
             _ => {}
         }
         self.consumed += len as u64;
@@ -379,7 +448,7 @@ impl Scanner {
             DecodeError::for_list(
                 type_name,
                 ListFailure::Fields,
-                without_position(&error),
+                json::redacted_message(&error),
                 self.consumed,
             )
         };
@@ -416,26 +485,81 @@ impl Scanner {
     where
         F: FnMut(&[u8]) -> Result<(), serde_json::Error>,
     {
-        let result = if self.carry.is_empty() {
-            on_item(&chunk[self.start..end])
+        let index = self.index;
+        if std::mem::take(&mut self.oversized) {
+            self.index += 1;
+            self.skipped.push(self.too_large(index, end));
+            return Ok(());
+        }
+        if self.carry.len() + end - self.start.min(end) > self.max_item {
+            self.carry.clear();
+            self.item_too_large(end)?;
+            self.oversized = false;
+            self.index += 1;
+            self.skipped.push(self.too_large(index, end));
+            return Ok(());
+        }
+        let (result, valid) = if self.carry.is_empty() {
+            let bytes = &chunk[self.start..end];
+            let result = on_item(bytes);
+            let valid = result.is_err() && self.skipping && json::is_valid(bytes);
+            (result, valid)
         } else {
             self.carry.extend_from_slice(&chunk[..end]);
             let result = on_item(&self.carry);
+            let valid = result.is_err() && self.skipping && json::is_valid(&self.carry);
             self.carry.clear();
-            result
+            (result, valid)
         };
-        let index = self.index;
         self.index += 1;
-        result.map_err(|error| {
-            let mut decode = DecodeError::for_list(
-                self.item_type,
-                ListFailure::Item { index },
-                error.to_string(),
-                self.consumed + end as u64,
-            );
-            (decode.line, decode.column) = (error.line(), error.column());
-            decode
-        })
+        let Err(error) = result else {
+            return Ok(());
+        };
+        let mut decode = DecodeError::for_list(
+            self.item_type,
+            ListFailure::Item { index },
+            json::redacted_message(&error),
+            self.consumed + end as u64,
+        );
+        (decode.line, decode.column) = (error.line(), error.column());
+        if valid {
+            self.skipped.push(decode);
+            return Ok(());
+        }
+        Err(decode)
+    }
+
+    /// The item being read passed the cap (at `pos` in the chunk): an error, or, when
+    /// skipping, the rest of it is skipped without being gathered.
+    fn item_too_large(&mut self, pos: usize) -> Result<(), DecodeError> {
+        if !self.skipping {
+            return Err(self.too_large(self.index, pos));
+        }
+        self.oversized = true;
+        self.carry = Vec::new();
+        Ok(())
+    }
+
+    fn too_large(&self, index: usize, pos: usize) -> DecodeError {
+        let limit = self.max_item;
+        DecodeError::for_list(
+            self.item_type,
+            ListFailure::ItemTooLarge { index, limit },
+            format!("the item is larger than {limit} bytes"),
+            self.consumed + pos as u64,
+        )
+    }
+
+    fn head_too_large(&self) -> DecodeError {
+        DecodeError::for_list(
+            self.list_type,
+            ListFailure::Fields,
+            format!(
+                "the members other than the items are larger than {} bytes",
+                self.max_item
+            ),
+            self.consumed,
+        )
     }
 
     /// Reads the key just completed (in `key`); `pos` is just past it.
@@ -445,7 +569,10 @@ impl Scanner {
             DecodeError::for_list(
                 self.list_type,
                 ListFailure::Syntax { offset },
-                format!("invalid key at byte {offset}: {}", without_position(&error)),
+                format!(
+                    "invalid key at byte {offset}: {}",
+                    json::redacted_message(&error)
+                ),
                 self.consumed + pos as u64,
             )
         })?;
@@ -473,17 +600,6 @@ impl Scanner {
             format!("unexpected byte {:#04x} at byte {offset}", chunk[pos]),
             offset,
         )
-    }
-}
-
-/// serde's message without its ` at line L column C` (a position in bytes put together here,
-/// not in the body).
-fn without_position(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    let suffix = format!(" at line {} column {}", error.line(), error.column());
-    match text.strip_suffix(&suffix) {
-        Some(message) => message.to_owned(),
-        None => text,
     }
 }
 

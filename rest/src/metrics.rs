@@ -11,6 +11,7 @@
 //! | `rest_client_requests_total` | counter | `code`, `method`, `host` | once per attempt (`code` is `<error>` without a response) |
 //! | `rest_client_rate_limiter_duration_seconds` | histogram | `verb`, `host` | once per throttle wait |
 //! | `rest_client_request_retries_total` | counter | `code`, `verb`, `host` | once per retry |
+//! | `rest_client_undecodable_items_total` | counter | `host` | once per list item skipped because it did not decode (not in client-go, which fails the whole list) |
 //!
 //! `verb` and `method` are the HTTP method, `host` the server's `host:port`. A client built
 //! without a registry holds no metrics and pays one branch per observation.
@@ -31,6 +32,11 @@ pub const LATENCY_BUCKETS: [f64; 12] = [
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerbHost {
     verb: String,
+    host: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Host {
     host: String,
 }
 
@@ -61,6 +67,7 @@ pub struct Metrics {
     requests: Family<CodeMethodHost, Counter>,
     rate_limiter_duration: LatencyFamily,
     retries: Family<CodeVerbHost, Counter>,
+    undecodable_items: Family<Host, Counter>,
 }
 
 impl Metrics {
@@ -71,6 +78,7 @@ impl Metrics {
             requests: Family::default(),
             rate_limiter_duration: Family::new_with_constructor(latency_histogram),
             retries: Family::default(),
+            undecodable_items: Family::default(),
         };
         registry.register(
             "rest_client_request_duration_seconds",
@@ -93,7 +101,20 @@ impl Metrics {
             "Number of request retries, partitioned by status code, verb, and host.",
             metrics.retries.clone(),
         );
+        registry.register(
+            "rest_client_undecodable_items",
+            "Number of list items skipped because they did not decode, partitioned by host.",
+            metrics.undecodable_items.clone(),
+        );
         metrics
+    }
+
+    pub(crate) fn count_undecodable_item(&self, host: &str) {
+        self.undecodable_items
+            .get_or_create(&Host {
+                host: host.to_owned(),
+            })
+            .inc();
     }
 
     pub(crate) fn observe_request(&self, verb: &str, host: &str, latency: Duration) {

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use crate::api_error::ApiError;
 use crate::body::Body;
 use crate::client::{Response, RestClient};
-use crate::error::Error;
+use crate::error::{DecodeError, Error};
 use crate::list_decode::{ListBody, ListDecoder};
 use crate::request::{
     DeleteParams, GetParams, ListParams, PatchParams, PatchType, PostParams, Request, WatchParams,
@@ -279,20 +279,36 @@ impl<T> ResourceClient<T> {
     /// Lists the objects. The items are decoded one by one as the body arrives
     /// ([`ListDecoder`]); a `Failure` Status in place of the list is an [`Error::Api`], a
     /// `Success` one an empty list.
+    ///
+    /// An item that is valid JSON but not a `T` (or nests deeper than the server allows, or
+    /// is larger than [`Config::max_list_item_bytes`](crate::Config::max_list_item_bytes)) is
+    /// left out of the list, logged as a warning and counted in
+    /// `rest_client_undecodable_items_total`; the rest of the list is returned. Use
+    /// [`list_partial`](Self::list_partial) to see those errors.
     pub async fn list(&self, params: &ListParams) -> Result<ObjectList<T>, Error>
     where
         T: DeserializeOwned,
     {
+        Ok(self.list_partial(params).await?.list)
+    }
+
+    /// [`list`](Self::list), with the errors of the items left out.
+    pub async fn list_partial(&self, params: &ListParams) -> Result<PartialList<T>, Error>
+    where
+        T: DeserializeOwned,
+    {
         let request = self.accept(params.apply(self.request(Method::GET)), true);
-        match list_body(request).await? {
-            Deleted::Object(list) => Ok(list),
-            Deleted::Status(status) => Ok(ObjectList {
+        let (body, undecodable) = list_body(request).await?;
+        let list = match body {
+            Deleted::Object(list) => list,
+            Deleted::Status(status) => ObjectList {
                 api_version: status.api_version,
                 kind: status.kind,
                 metadata: status.metadata,
                 items: Vec::new(),
-            }),
-        }
+            },
+        };
+        Ok(PartialList { list, undecodable })
     }
 
     /// Creates `object`.
@@ -413,7 +429,7 @@ impl<T> ResourceClient<T> {
         T: DeserializeOwned,
     {
         let request = params.apply(list.apply(self.request(Method::DELETE)));
-        list_body(self.accept(request, true)).await
+        Ok(list_body(self.accept(request, true)).await?.0)
     }
 
     /// Opens a watch; decode the body with `clientgo_watch::Watch::<T>::new`.
@@ -423,22 +439,51 @@ impl<T> ResourceClient<T> {
     }
 }
 
+/// A list and the errors of the items left out of it because they did not decode (see
+/// [`ResourceClient::list`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct PartialList<T> {
+    /// The items that decoded, with the list's metadata.
+    pub list: ObjectList<T>,
+    /// One error per item left out, each a [`ListFailure::Item`](crate::ListFailure::Item)
+    /// or [`ListFailure::ItemTooLarge`](crate::ListFailure::ItemTooLarge) naming its index.
+    pub undecodable: Vec<DecodeError>,
+}
+
 /// Sends `request` and decodes the list it answers as it arrives, or the Status in its place
-/// (a `Failure` one is an error, as [`deleted`] makes it).
-async fn list_body<T: DeserializeOwned>(request: Request) -> Result<Deleted<ObjectList<T>>, Error> {
-    let mut decoder = ListDecoder::<T>::new();
+/// (a `Failure` one is an error, as [`deleted`] makes it); items that do not decode are left
+/// out, logged and counted, and their errors returned.
+async fn list_body<T: DeserializeOwned>(
+    request: Request,
+) -> Result<(Deleted<ObjectList<T>>, Vec<DecodeError>), Error> {
+    let client = request.client.clone();
+    let inner = client.inner();
+    let mut decoder = ListDecoder::<T>::new()
+        .with_max_item_bytes(inner.max_list_item_bytes)
+        .skipping_undecodable();
     let code = request
         .send_chunks(&mut |chunk: &[u8]| decoder.push(chunk).map_err(Error::from))
         .await?;
-    match decoder.finish()? {
-        ListBody::List(list) => Ok(Deleted::Object(list)),
-        ListBody::Status(status) if status.is_failure() => Err(ApiError {
-            status: *status,
-            http_code: code.as_u16(),
+    let undecodable = decoder.take_skipped();
+    for error in &undecodable {
+        tracing::warn!(host = %inner.authority, %error, "left an undecodable item out of a list");
+        if let Some(metrics) = &inner.metrics {
+            metrics.count_undecodable_item(&inner.authority);
         }
-        .into()),
-        ListBody::Status(status) => Ok(Deleted::Status(status)),
     }
+    let body = match decoder.finish()? {
+        ListBody::List(list) => Deleted::Object(list),
+        ListBody::Status(status) if status.is_failure() => {
+            return Err(ApiError {
+                status: *status,
+                http_code: code.as_u16(),
+            }
+            .into());
+        }
+        ListBody::Status(status) => Deleted::Status(status),
+    };
+    Ok((body, undecodable))
 }
 
 /// The object, or the Status a delete answered with.

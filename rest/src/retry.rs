@@ -3,7 +3,8 @@
 //!
 //! A request is sent again only when
 //! * the response is **429 or 5xx and carries an integer `Retry-After`** (seconds; 0 allowed,
-//!   negative counts as 0), which is the wait before the next attempt (client-go's `checkWait`);
+//!   negative counts as 0, more than [`MAX_RETRY_AFTER`] (60 s) counts as 60 s), which is the
+//!   wait before the next attempt (client-go's `checkWait`);
 //! * or the request failed in the transport in a way that is safe to repeat (a synthetic
 //!   `Retry-After: 1`, as client-go treats it):
 //!   - [`Request::send`](crate::Request::send) (client-go's `Do`): **GET only**, after a
@@ -25,13 +26,22 @@
 //!
 //! Differences from client-go: a refused connection is retried for GET (nothing reached the
 //! server, and a restarting API server refuses connections for a moment); there is no backoff
-//! manager (client-go's is off unless `KUBE_CLIENT_BACKOFF_BASE` is set).
+//! manager (client-go's is off unless `KUBE_CLIENT_BACKOFF_BASE` is set); the server's wait is
+//! capped at [`MAX_RETRY_AFTER`] (client-go waits whatever it is told, so a broken or hostile
+//! server answering `Retry-After: 86400` parks a worker for a day). kube-apiserver asks for a
+//! second or a few; the same cap applies to [`ApiError::suggests_client_delay`]
+//! (crate::ApiError::suggests_client_delay) and, in the watch crate, to an `ERROR` event's
+//! `retryAfterSeconds`.
 
 use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
 
 use crate::error::TransportErrorKind;
+
+/// The longest wait a server's `Retry-After` (or a Status's `retryAfterSeconds`) can impose:
+/// 60 s. See the module documentation.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// client-go's default `maxRetries`.
 pub const DEFAULT_MAX_RETRIES: u32 = 10;
@@ -59,13 +69,19 @@ pub fn retry_after_seconds(headers: &HeaderMap) -> Option<i64> {
 }
 
 /// The wait the server asks for before a retry: only for 429 and 5xx with an integer
-/// `Retry-After` (client-go's `checkWait`).
+/// `Retry-After` (client-go's `checkWait`), at most [`MAX_RETRY_AFTER`].
 pub fn retry_wait(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
     if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
         return None;
     }
     let seconds = retry_after_seconds(headers)?;
-    Some(Duration::from_secs(seconds.max(0).unsigned_abs()))
+    Some(capped_retry_after(seconds))
+}
+
+/// `seconds` of a server's retry hint as a wait: negative is 0, more than
+/// [`MAX_RETRY_AFTER`] is [`MAX_RETRY_AFTER`].
+pub fn capped_retry_after(seconds: i64) -> Duration {
+    Duration::from_secs(seconds.max(0).unsigned_abs()).min(MAX_RETRY_AFTER)
 }
 
 /// Whether a transport failure of `kind` may be retried for this request.
@@ -177,6 +193,24 @@ mod tests {
             let status = StatusCode::from_u16(code).unwrap();
             assert_eq!(retry_wait(status, &headers(Some("1"))), None, "{code}");
         }
+    }
+
+    #[test]
+    fn retry_after_is_capped_at_max_retry_after() {
+        let status = StatusCode::SERVICE_UNAVAILABLE;
+        assert_eq!(
+            retry_wait(status, &headers(Some("86400"))),
+            Some(MAX_RETRY_AFTER)
+        );
+        assert_eq!(
+            retry_wait(status, &headers(Some("9223372036854775807"))),
+            Some(MAX_RETRY_AFTER)
+        );
+        assert_eq!(
+            retry_wait(status, &headers(Some("60"))),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(capped_retry_after(i64::MIN), Duration::ZERO);
     }
 
     /// client-go's `TestRetryableConditions`, as far as this transport can fail.

@@ -51,7 +51,8 @@ async fn a_401_makes_the_next_request_run_the_plugin_again() {
         _ => Reply::json(200, "{}"),
     })
     .await;
-    let mut config = Config::new(server.url("http").parse().unwrap());
+    let mut config =
+        Config::new(server.url("http").parse().unwrap()).allowing_insecure_credentials();
     config.qps = -1.0;
     config.auth = exec_auth(&command);
     let client = RestClient::new(&config).unwrap();
@@ -153,7 +154,8 @@ fn warning_server() -> impl Fn(&support::Recorded, usize) -> Reply + Send + Sync
 #[tokio::test]
 async fn warnings_reach_the_handler_in_order_for_every_response() {
     let server = TestServer::plain(warning_server()).await;
-    let mut config = Config::new(server.url("http").parse().unwrap());
+    let mut config =
+        Config::new(server.url("http").parse().unwrap()).allowing_insecure_credentials();
     config.qps = -1.0;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let client = RestClient::builder(config)
@@ -186,7 +188,8 @@ fn the_default_handler_logs_each_text_once() {
         .unwrap();
     runtime.block_on(async {
         let server = TestServer::plain(warning_server()).await;
-        let mut config = Config::new(server.url("http").parse().unwrap());
+        let mut config =
+            Config::new(server.url("http").parse().unwrap()).allowing_insecure_credentials();
         config.qps = -1.0;
         let client = RestClient::new(&config).unwrap();
         for _ in 0..3 {
@@ -238,7 +241,8 @@ fn no_secret_reaches_an_error_or_a_log() {
             },
         ];
         for auth in auths {
-            let mut config = Config::new(server.url("http").parse().unwrap());
+            let mut config =
+                Config::new(server.url("http").parse().unwrap()).allowing_insecure_credentials();
             config.auth = auth;
             config.qps = -1.0;
             config.tls.client_cert_pem = Some(cert_pem.clone().into_bytes());

@@ -220,8 +220,23 @@ async fn a_body_ending_early_is_a_truncated_decode_error() {
 }
 
 #[tokio::test]
-async fn an_item_that_is_not_an_object_names_its_index() {
-    let script = Scripted::new(vec![ok(r#"{"items":[{"metadata":{"name":"a"}},7]}"#, 5)]);
+async fn an_item_that_does_not_decode_is_left_out_and_reported_with_its_index() {
+    let body = r#"{"items":[{"metadata":{"name":"a"}},7,{"metadata":{"name":"b"}}]}"#;
+    let script = Scripted::new(vec![ok(body, 5), ok(body, 5)]);
+    let client = config_maps(&script, None);
+    let list = client.list(&ListParams::default()).await.unwrap();
+    assert_eq!(list.items.len(), 2, "the other items are kept");
+    let partial = client.list_partial(&ListParams::default()).await.unwrap();
+    assert_eq!(partial.list.items.len(), 2);
+    assert_eq!(partial.undecodable.len(), 1);
+    let error = &partial.undecodable[0];
+    assert_eq!(error.list, Some(ListFailure::Item { index: 1 }));
+    assert!(error.to_string().contains("item 1 of the list"), "{error}");
+}
+
+#[tokio::test]
+async fn an_item_that_is_not_json_fails_the_list() {
+    let script = Scripted::new(vec![ok(r#"{"items":[{"metadata":{"name":"a"}},07]}"#, 5)]);
     let error = config_maps(&script, None)
         .list(&ListParams::default())
         .await
@@ -230,7 +245,6 @@ async fn an_item_that_is_not_an_object_names_its_index() {
         panic!("not a decode error: {error}");
     };
     assert_eq!(decode.list, Some(ListFailure::Item { index: 1 }));
-    assert!(error.to_string().contains("item 1 of the list"), "{error}");
 }
 
 const FORBIDDEN: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps is forbidden","reason":"Forbidden","code":403}"#;

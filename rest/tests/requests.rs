@@ -50,8 +50,10 @@ impl Resource for ClusterRole {
 
 const CM: &str = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"prod","resourceVersion":"7"},"data":{"mode":"fast"}}"#;
 
+/// A plain-http test server: credentials are allowed over it.
 fn config_for(server: &TestServer) -> Config {
-    let mut config = Config::new(server.url("http").parse().unwrap());
+    let mut config =
+        Config::new(server.url("http").parse().unwrap()).allowing_insecure_credentials();
     config.qps = -1.0;
     config
 }

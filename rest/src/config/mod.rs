@@ -91,6 +91,11 @@ pub const DEFAULT_QPS: f32 = 5.0;
 pub const DEFAULT_BURST: i32 = 10;
 /// The namespace used when the context names none.
 pub const DEFAULT_NAMESPACE: &str = "default";
+/// The default [`Config::max_response_bytes`]: 1 GiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1 << 30;
+/// The default [`Config::read_idle_timeout`]: 2 minutes, twice kube-apiserver's default
+/// request timeout (after which it answers 504 itself).
+pub const DEFAULT_READ_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The default `User-Agent`: `clientgo-rs/<crate version>`.
 pub fn default_user_agent() -> String {
@@ -125,6 +130,34 @@ pub struct Config {
     pub timeout: Option<Duration>,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// The most bytes of a response body read whole (by `send`, and a list decoded as it
+    /// arrives); more is a [`TransportErrorKind::TooLarge`](crate::TransportErrorKind::TooLarge)
+    /// error. Watch and `stream` bodies are not counted (a watch bounds each event instead).
+    /// Default [`DEFAULT_MAX_RESPONSE_BYTES`] (1 GiB).
+    pub max_response_bytes: usize,
+    /// The most bytes of one item of a list response; a larger item is skipped and reported
+    /// (see [`list_decode`](crate::list_decode)). Default
+    /// [`DEFAULT_MAX_ITEM_BYTES`](crate::list_decode::DEFAULT_MAX_ITEM_BYTES) (64 MiB).
+    pub max_list_item_bytes: usize,
+    /// How long a request read whole (`send`, lists) may wait for its response headers, or
+    /// for the next bytes of its body, before it fails with a
+    /// [`Timeout`](crate::TransportErrorKind::Timeout): a server that stops answering
+    /// cannot hang a worker, whatever the protocol (HTTP/1.1 has no pings). Not applied to
+    /// watches and `stream` (quiet for long by design: HTTP/2 pings and the watch decoder's
+    /// idle timeout cover them). `None` for no limit. Default [`DEFAULT_READ_IDLE_TIMEOUT`].
+    pub read_idle_timeout: Option<Duration>,
+    /// HTTP/2: a ping is sent after this long without reading (client-go's
+    /// `ReadIdleTimeout`, 30 s).
+    pub http2_read_idle_timeout: Duration,
+    /// HTTP/2: a ping unanswered this long closes the connection and fails every request on
+    /// it, watches included (client-go's `PingTimeout`, 15 s).
+    pub http2_ping_timeout: Duration,
+    /// Send credentials (a token, a password, an exec plugin's token) over plain `http`.
+    /// Off by default: a hand-built configuration with an `http://` URL and credentials is
+    /// refused when the client is built, since anyone on the path could read them. A
+    /// kubeconfig with an `http://` server never carries its credentials
+    /// ([`Config::from_kubeconfig`] drops them, as kubectl does).
+    pub allow_insecure_credentials: bool,
 }
 
 impl Config {
@@ -142,7 +175,21 @@ impl Config {
             burst: DEFAULT_BURST,
             timeout: None,
             user_agent: default_user_agent(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_list_item_bytes: crate::list_decode::DEFAULT_MAX_ITEM_BYTES,
+            read_idle_timeout: Some(DEFAULT_READ_IDLE_TIMEOUT),
+            http2_read_idle_timeout: crate::transport::HTTP2_READ_IDLE_TIMEOUT,
+            http2_ping_timeout: crate::transport::HTTP2_PING_TIMEOUT,
+            allow_insecure_credentials: false,
         }
+    }
+
+    /// Allows credentials over plain `http` (see
+    /// [`allow_insecure_credentials`](Config::allow_insecure_credentials)): for a local test
+    /// server, never for a real cluster.
+    pub fn allowing_insecure_credentials(mut self) -> Config {
+        self.allow_insecure_credentials = true;
+        self
     }
 
     /// True when the server is reached over TLS (`https`).
@@ -223,6 +270,15 @@ impl fmt::Debug for Config {
             .field("burst", &self.burst)
             .field("timeout", &self.timeout)
             .field("user_agent", &self.user_agent)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_list_item_bytes", &self.max_list_item_bytes)
+            .field("read_idle_timeout", &self.read_idle_timeout)
+            .field("http2_read_idle_timeout", &self.http2_read_idle_timeout)
+            .field("http2_ping_timeout", &self.http2_ping_timeout)
+            .field(
+                "allow_insecure_credentials",
+                &self.allow_insecure_credentials,
+            )
             .finish()
     }
 }

@@ -11,7 +11,8 @@
 //! | connect | 30 s timeout, TCP keep-alive 30 s, no Nagle delay |
 //! | TLS | see [`tls`]: the configuration's CA (else the system roots), client certificate, `insecure_skip_tls_verify`, `tls_server_name` as SNI and for verification; 10 s handshake timeout |
 //! | HTTP version | HTTP/2 when ALPN agrees on `h2`, HTTP/1.1 otherwise (plain `http` is always HTTP/1.1) |
-//! | dead connections | HTTP/2 pings after 30 s without reading, even while idle; no answer within 15 s closes the connection (client-go's `ReadIdleTimeout`/`PingTimeout`) |
+//! | dead connections | HTTP/2 pings after 30 s without reading, even while idle; no answer within 15 s closes the connection (client-go's `ReadIdleTimeout`/`PingTimeout`; [`Config::http2_read_idle_timeout`], [`Config::http2_ping_timeout`]). HTTP/1.1 has no pings: requests read whole give up after [`Config::read_idle_timeout`] without a byte (see the `execute` module) |
+//! | plain `http` | no credentials unless [`Config::allow_insecure_credentials`] |
 //! | headers | `User-Agent`, credentials and `Impersonate-*`: see the `auth` module |
 //!
 //! Exec plugins that return a client certificate: the credential's certificate is compared
@@ -49,7 +50,7 @@ pub use connector::{CONNECT_TIMEOUT, TCP_KEEPALIVE, TLS_HANDSHAKE_TIMEOUT};
 
 use crate::body::Body;
 use crate::client::{BoxFuture, HttpClient};
-use crate::config::{Config, ExecCredential, TlsConfig};
+use crate::config::{Auth, Config, ExecCredential, TlsConfig};
 use crate::error::{BoxError, Error};
 use auth::Authenticator;
 use connector::{Connector, TlsSettings};
@@ -59,9 +60,11 @@ use tls::ClientIdentity;
 pub const MAX_IDLE_PER_HOST: usize = 25;
 /// How long an idle connection is kept (Go's `IdleConnTimeout`).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-/// An HTTP/2 ping is sent after this long without reading (client-go's `ReadIdleTimeout`).
+/// An HTTP/2 ping is sent after this long without reading (client-go's `ReadIdleTimeout`);
+/// the default of [`Config::http2_read_idle_timeout`].
 pub const HTTP2_READ_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-/// A ping unanswered this long closes the connection (client-go's `PingTimeout`).
+/// A ping unanswered this long closes the connection (client-go's `PingTimeout`); the default
+/// of [`Config::http2_ping_timeout`].
 pub const HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(15);
 
 type HyperClient = Client<Connector, Full<Bytes>>;
@@ -69,6 +72,8 @@ type HyperClient = Client<Connector, Full<Bytes>>;
 /// The transport built from a [`Config`]. See the module documentation.
 pub struct Transport {
     authenticator: Authenticator,
+    /// HTTP/2 keep-alive: ping after this long without reading, close after this long unanswered.
+    keep_alive: (std::time::Duration, std::time::Duration),
     /// TLS settings, for rebuilding the pool with an exec plugin's client certificate.
     tls: Option<TlsConfig>,
     pool: Mutex<Arc<Pool>>,
@@ -91,7 +96,8 @@ impl std::fmt::Debug for Transport {
 
 impl Transport {
     /// A transport for `config`. Fails if the TLS material is unusable, the user agent or an
-    /// impersonation value cannot be a header, or a proxy is configured.
+    /// impersonation value cannot be a header, a proxy is configured, or credentials would go
+    /// over plain `http` without [`Config::allow_insecure_credentials`].
     pub fn new(config: &Config) -> Result<Transport, Error> {
         if config.proxy_url.is_some() {
             return Err(Error::InvalidConfig {
@@ -99,11 +105,24 @@ impl Transport {
                 reason: "HTTP proxies are not supported by this transport".to_owned(),
             });
         }
+        if !config.is_tls()
+            && !matches!(config.auth, Auth::None)
+            && !config.allow_insecure_credentials
+        {
+            return Err(Error::InvalidConfig {
+                field: "auth",
+                reason: "credentials would be sent in the clear over plain http; use https, or \
+                         set allow_insecure_credentials for a local test server"
+                    .to_owned(),
+            });
+        }
         let authenticator = Authenticator::new(config)?;
         let tls = config.is_tls().then(|| config.tls.clone());
-        let pool = build_pool(tls.as_ref(), None)?;
+        let keep_alive = (config.http2_read_idle_timeout, config.http2_ping_timeout);
+        let pool = build_pool(tls.as_ref(), None, keep_alive)?;
         Ok(Transport {
             authenticator,
+            keep_alive,
             tls,
             pool: Mutex::new(Arc::new(pool)),
         })
@@ -124,7 +143,7 @@ impl Transport {
             (Some(cert_pem), Some(key)) => Some((cert_pem, key.expose().as_slice())),
             _ => None,
         };
-        let pool = Arc::new(build_pool(Some(tls), identity)?);
+        let pool = Arc::new(build_pool(Some(tls), identity, self.keep_alive)?);
         tracing::debug!(
             client_certificate = identity.is_some(),
             "exec plugin credential changed the client certificate: new connection pool"
@@ -166,7 +185,11 @@ impl HttpClient for Transport {
 
 /// A pool whose connections use `tls` (for `https`) presenting the exec `identity` if given,
 /// else the configuration's client certificate.
-fn build_pool(tls: Option<&TlsConfig>, identity: Option<(&[u8], &[u8])>) -> Result<Pool, Error> {
+fn build_pool(
+    tls: Option<&TlsConfig>,
+    identity: Option<(&[u8], &[u8])>,
+    (ping_after, ping_timeout): (std::time::Duration, std::time::Duration),
+) -> Result<Pool, Error> {
     let settings = match tls {
         None => None,
         Some(tls) => {
@@ -198,8 +221,8 @@ fn build_pool(tls: Option<&TlsConfig>, identity: Option<(&[u8], &[u8])>) -> Resu
         .pool_timer(TokioTimer::new())
         .pool_max_idle_per_host(MAX_IDLE_PER_HOST)
         .pool_idle_timeout(IDLE_TIMEOUT)
-        .http2_keep_alive_interval(HTTP2_READ_IDLE_TIMEOUT)
-        .http2_keep_alive_timeout(HTTP2_PING_TIMEOUT)
+        .http2_keep_alive_interval(ping_after)
+        .http2_keep_alive_timeout(ping_timeout)
         .http2_keep_alive_while_idle(true)
         .build(Connector::new(settings));
     Ok(Pool {
