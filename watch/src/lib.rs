@@ -41,6 +41,7 @@ mod stream;
 pub use framer::{DEFAULT_MAX_FRAME, FrameError, Framer};
 pub use rest_source::{ResourceWatchSource, WatchResource, start_error};
 pub use retry::{
-    MAX_BACKOFF, MIN_RESTART_INTERVAL, RetryWatchError, RetryWatcher, WatchSource, WatchStartError,
+    MAX_BACKOFF, MAX_RETRY_AFTER, MIN_RESTART_INTERVAL, RetryWatchError, RetryWatcher, WatchSource,
+    WatchStartError,
 };
-pub use stream::{BoxError, Watch, WatchBody, WatchError};
+pub use stream::{BoxError, UndecodableHandler, Watch, WatchBody, WatchError};

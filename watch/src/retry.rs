@@ -10,7 +10,7 @@
 //! | the watch ends cleanly | re-watches from the last resourceVersion (at most once a second) |
 //! | the connection fails, or the watch cannot be opened | re-watches after a backoff (1 s doubling to 30 s, reset by the next event) |
 //! | a `BOOKMARK` | advances the resourceVersion; not passed on |
-//! | an `ERROR` event with a retry hint, or a 5xx | re-watches after the hint (or the backoff) |
+//! | an `ERROR` event with a retry hint, or a 5xx | re-watches after the hint (at most [`MAX_RETRY_AFTER`], 60 s) or the backoff |
 //! | `410 Gone` / `Expired` (event or response) | ends with [`RetryWatchError::Gone`]: the caller must relist |
 //! | `401` / `403` | ends with [`RetryWatchError::Unauthorized`] / [`RetryWatchError::Forbidden`] |
 //! | an event without a resourceVersion | ends with [`RetryWatchError::NoResourceVersion`] |
@@ -39,6 +39,11 @@ pub const MIN_RESTART_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The longest backoff between failed attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The longest wait a server's retry hint (`retryAfterSeconds` of an `ERROR` event or of a
+/// refused watch) can impose: the REST client's cap on `Retry-After`, 60 s, so that a
+/// broken or hostile server cannot park the watcher for days.
+pub const MAX_RETRY_AFTER: Duration = clientgo_rest::retry::MAX_RETRY_AFTER;
 
 /// Why a watch could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -255,16 +260,18 @@ where
         }
     }
 
-    /// Delays the next start: the server's hint if it gave one, else 1 s doubling per
-    /// consecutive failure up to [`MAX_BACKOFF`].
+    /// Delays the next start: the server's hint if it gave one (at most
+    /// [`MAX_RETRY_AFTER`]), else 1 s doubling per consecutive failure up to [`MAX_BACKOFF`].
     fn back_off(&mut self, retry_after_seconds: Option<i32>) {
         let backoff = MIN_RESTART_INTERVAL
             .saturating_mul(1 << self.failures.min(5))
             .min(MAX_BACKOFF);
         self.failures = self.failures.saturating_add(1);
         let delay = retry_after_seconds
-            .and_then(|seconds| u64::try_from(seconds).ok())
-            .map_or(backoff, Duration::from_secs);
+            .filter(|seconds| *seconds >= 0)
+            .map_or(backoff, |seconds| {
+                clientgo_rest::retry::capped_retry_after(i64::from(seconds))
+            });
         self.not_before = Some(Instant::now() + delay);
     }
 }

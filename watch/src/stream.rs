@@ -14,10 +14,21 @@
 //! `ERROR` events from the server (a 410 Gone, say) are events, not stream errors: they come
 //! out as [`WatchEvent::Error`] and the caller decides, as client-go's consumers do.
 //!
-//! Where it differs from client-go: a frame that does not decode ends the stream with a typed
-//! [`WatchError::Decode`] instead of a synthetic `ERROR` event with a made-up Status, and the
-//! error never quotes the frame (it may hold a Secret). Stopping is dropping the `Watch` (or
-//! calling [`Watch::stop`]): the body is dropped and the connection or HTTP/2 stream closes.
+//! One event that is valid JSON but does not decode (its object is not a `T`, its type is
+//! unknown, or it nests deeper than kube-apiserver's 10,000 levels, see
+//! [`clientgo_rest::json`]) fails that event only: it is skipped, logged as a warning without
+//! its content, counted ([`Watch::undecodable_events`]) and handed to the handler set with
+//! [`Watch::on_undecodable`], and the stream goes on. Ending the stream instead would make
+//! its consumer re-watch from before the event and meet it again, forever. A frame that is
+//! not valid JSON, or too large, ends the stream: the body itself is broken.
+//! [`Watch::failing_on_undecodable`] ends the stream on an undecodable event too.
+//!
+//! Where it differs from client-go: a frame that does not decode is skipped, or ends the
+//! stream with a typed [`WatchError::Decode`], instead of a synthetic `ERROR` event with a
+//! made-up Status; and the error never quotes the frame (it may hold a Secret: its message is
+//! serde's reduced by [`clientgo_rest::json::redacted_message`], and it is not chained as a
+//! source). Stopping is dropping the `Watch` (or calling [`Watch::stop`]): the body is dropped
+//! and the connection or HTTP/2 stream closes.
 
 use std::fmt;
 use std::future::Future;
@@ -42,37 +53,75 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// A watch response body, boxed so that any transport's body fits.
 pub type WatchBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
 
-/// Why a watch ended other than cleanly.
-#[derive(Debug, thiserror::Error)]
+/// Why a watch ended other than cleanly (or, for [`WatchError::Decode`], why one event was
+/// skipped).
+#[derive(Debug)]
 pub enum WatchError {
     /// Reading the body failed (connection reset, HTTP/2 stream error, ...).
-    #[error("watch connection failed: {0}")]
-    Transport(#[source] BoxError),
+    Transport(BoxError),
     /// The body ended in the middle of an event.
-    #[error("watch stream ended inside an event ({pending} bytes of it received)")]
     Truncated {
         /// How many bytes of the unfinished event had arrived.
         pending: usize,
     },
     /// The body could not be split into events.
-    #[error("malformed watch stream: {0}")]
-    Frame(#[from] FrameError),
+    Frame(FrameError),
     /// An event did not decode (a bad type, or an object that is not a `T`).
-    #[error("could not decode watch event ({frame_len} bytes): {source}")]
+    ///
+    /// Its `Display` never quotes the frame, and `source` is not chained as the error's
+    /// source (serde's own message may quote a value): see the module documentation.
     Decode {
         /// The decoder's error, with the line and column where it failed.
-        #[source]
         source: serde_json::Error,
         /// The size of the frame that failed.
         frame_len: usize,
     },
     /// No byte arrived for the idle timeout: the connection is presumed dead.
-    #[error("watch stalled: no data for {idle:?}")]
     Stalled {
         /// The idle timeout that ran out.
         idle: Duration,
     },
 }
+
+impl fmt::Display for WatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WatchError::Transport(error) => write!(f, "watch connection failed: {error}"),
+            WatchError::Truncated { pending } => write!(
+                f,
+                "watch stream ended inside an event ({pending} bytes of it received)"
+            ),
+            WatchError::Frame(error) => write!(f, "malformed watch stream: {error}"),
+            WatchError::Decode { source, frame_len } => write!(
+                f,
+                "could not decode watch event ({frame_len} bytes): {} at line {} column {}",
+                clientgo_rest::json::redacted_message(source),
+                source.line(),
+                source.column()
+            ),
+            WatchError::Stalled { idle } => write!(f, "watch stalled: no data for {idle:?}"),
+        }
+    }
+}
+
+impl std::error::Error for WatchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WatchError::Transport(error) => Some(error.as_ref()),
+            WatchError::Frame(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<FrameError> for WatchError {
+    fn from(error: FrameError) -> Self {
+        WatchError::Frame(error)
+    }
+}
+
+/// What [`Watch::on_undecodable`] is given for each event skipped.
+pub type UndecodableHandler = Box<dyn Fn(&WatchError) + Send + Sync>;
 
 /// A stream of watch events decoded from a response body.
 ///
@@ -82,6 +131,10 @@ pub struct Watch<T> {
     framer: Framer,
     idle_timeout: Option<Duration>,
     idle: Option<Pin<Box<Sleep>>>,
+    /// Skip an undecodable event (true) or end the stream on it.
+    skip_undecodable: bool,
+    undecodable: u64,
+    on_undecodable: Option<UndecodableHandler>,
     _event: PhantomData<fn() -> T>,
 }
 
@@ -90,6 +143,7 @@ impl<T> fmt::Debug for Watch<T> {
         f.debug_struct("Watch")
             .field("open", &self.body.is_some())
             .field("idle_timeout", &self.idle_timeout)
+            .field("undecodable_events", &self.undecodable)
             .finish_non_exhaustive()
     }
 }
@@ -111,8 +165,30 @@ impl<T: DeserializeOwned> Watch<T> {
             framer: Framer::new(DEFAULT_MAX_FRAME),
             idle_timeout: None,
             idle: None,
+            skip_undecodable: true,
+            undecodable: 0,
+            on_undecodable: None,
             _event: PhantomData,
         }
+    }
+
+    /// Ends the stream with [`WatchError::Decode`] on an event that does not decode, instead
+    /// of skipping it (see the module documentation).
+    pub fn failing_on_undecodable(mut self) -> Self {
+        self.skip_undecodable = false;
+        self
+    }
+
+    /// Calls `handler` with the error of each event skipped because it did not decode (to
+    /// count it in metrics, say).
+    pub fn on_undecodable(mut self, handler: impl Fn(&WatchError) + Send + Sync + 'static) -> Self {
+        self.on_undecodable = Some(Box::new(handler));
+        self
+    }
+
+    /// How many events have been skipped because they did not decode.
+    pub fn undecodable_events(&self) -> u64 {
+        self.undecodable
     }
 
     /// Refuses events larger than `bytes` (default [`DEFAULT_MAX_FRAME`], 64 MiB).
@@ -157,13 +233,23 @@ impl<T: DeserializeOwned> Watch<T> {
             match self.framer.next_frame() {
                 Err(error) => return self.fail(error.into()),
                 Ok(Some(frame)) => {
-                    return match serde_json::from_slice(&frame) {
-                        Ok(event) => Poll::Ready(Some(Ok(event))),
-                        Err(source) => self.fail(WatchError::Decode {
-                            source,
-                            frame_len: frame.len(),
-                        }),
+                    let source = match clientgo_rest::json::from_slice(&frame) {
+                        Ok(event) => return Poll::Ready(Some(Ok(event))),
+                        Err(source) => source,
                     };
+                    let error = WatchError::Decode {
+                        source,
+                        frame_len: frame.len(),
+                    };
+                    if !self.skip_undecodable || !clientgo_rest::json::is_valid(&frame) {
+                        return self.fail(error);
+                    }
+                    self.undecodable += 1;
+                    tracing::warn!(%error, "skipping a watch event that does not decode");
+                    if let Some(handler) = &self.on_undecodable {
+                        handler(&error);
+                    }
+                    continue;
                 }
                 Ok(None) => {}
             }

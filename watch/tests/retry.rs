@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clientgo_apimachinery::{DynamicObject, Object, Status, StatusReason};
-use clientgo_watch::{RetryWatchError, RetryWatcher, Watch, WatchSource, WatchStartError};
+use clientgo_watch::{
+    MAX_RETRY_AFTER, RetryWatchError, RetryWatcher, Watch, WatchSource, WatchStartError,
+};
 use common::{Chunks, Then};
 use tokio::time::Instant;
 
@@ -205,6 +207,22 @@ async fn a_server_error_event_honours_its_retry_hint() {
     let calls = script.calls();
     assert_eq!(calls[1].1 - calls[0].1, Duration::from_secs(7));
     assert_eq!(calls[1].0, "10");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_hint_is_capped_at_max_retry_after() {
+    let script = Script::new([
+        Answer::Body(
+            vec![error_event(500, "InternalError", i32::MAX)],
+            Then::Hang,
+        ),
+        Answer::Body(vec![event("ADDED", "b", "12")], Then::Hang),
+    ]);
+    let mut watcher = RetryWatcher::new(script.clone(), "10").unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(3600), next_name(&mut watcher)).await;
+    assert_eq!(next.expect("re-watched within the hour"), "ADDED:b");
+    let calls = script.calls();
+    assert_eq!(calls[1].1 - calls[0].1, MAX_RETRY_AFTER);
 }
 
 #[tokio::test(start_paused = true)]

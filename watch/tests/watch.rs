@@ -170,22 +170,96 @@ async fn garbage_between_events_is_a_frame_error() {
     }
 }
 
+fn added(name: &str, rv: &str) -> String {
+    format!(
+        r#"{{"type":"ADDED","object":{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"ns","resourceVersion":"{rv}"}}}}}}"#
+    )
+}
+
 #[tokio::test]
-async fn undecodable_event_is_a_decode_error_that_quotes_nothing() {
-    for frame in [
-        &br#"{"type":"EXPLODED","object":{}}"#[..],
-        br#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#,
-        br#"{"type":"ADDED","object":{"data":{"password":"hunter2"}},}"#,
-    ] {
-        let (events, error) = collect(Watch::new(Chunks::new(
-            [Bytes::copy_from_slice(frame)],
-            Then::End,
-        )))
-        .await;
+async fn one_undecodable_event_fails_that_event_only() {
+    let undecodable = [
+        r#"{"type":"EXPLODED","object":{}}"#.to_owned(),
+        r#"{"type":"ADDED","object":{"metadata":{"name":7}}}"#.to_owned(),
+        // Deeper than kube-apiserver accepts.
+        format!(
+            r#"{{"type":"ADDED","object":{{"data":{}1{}}}}}"#,
+            "[".repeat(10_001),
+            "]".repeat(10_001)
+        ),
+    ];
+    let mut lines = vec![added("a", "1")];
+    lines.extend(undecodable.iter().cloned());
+    lines.push(added("b", "2"));
+    let chunks = lines.into_iter().map(|line| Bytes::from(line + "\n"));
+    let reported = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = reported.clone();
+    let mut watch = Watch::<DynamicObject>::new(Chunks::new(chunks, Then::End))
+        .on_undecodable(move |error| seen.lock().unwrap().push(error.to_string()));
+    let mut names = Vec::new();
+    while let Some(event) = watch.next().await {
+        names.push(
+            event
+                .expect("no error ends the watch")
+                .object()
+                .unwrap()
+                .name()
+                .to_owned(),
+        );
+    }
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(watch.undecodable_events(), 3);
+    let reported = reported.lock().unwrap();
+    assert_eq!(reported.len(), 3);
+    assert!(
+        reported[2].contains("nested deeper than 10000 levels"),
+        "{}",
+        reported[2]
+    );
+}
+
+#[tokio::test]
+async fn an_event_nested_as_deep_as_the_server_allows_decodes() {
+    let deep = format!(
+        r#"{{"type":"ADDED","object":{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"deep"}},"data":{}1{}}}}}"#,
+        r#"{"a":"#.repeat(9_990),
+        "}".repeat(9_990)
+    );
+    let watch = Watch::<clientgo_apimachinery::PartialObjectMetadata>::new(Chunks::new(
+        [Bytes::from(deep)],
+        Then::End,
+    ));
+    let mut watch = watch.failing_on_undecodable();
+    let event = watch.next().await.expect("an event").expect("it decodes");
+    assert_eq!(event.object().unwrap().name(), "deep");
+    assert!(watch.next().await.is_none());
+}
+
+#[tokio::test]
+async fn a_broken_frame_is_a_decode_error_that_quotes_nothing() {
+    let frames = [
+        (
+            &br#"{"type":"ADDED","object":{"data":{"password":"hunter2"}},}"#[..],
+            false,
+        ),
+        (
+            br#"{"type":"ADDED","object":{"metadata":{"generation":"hunter2"}}}"#,
+            true,
+        ),
+    ];
+    for (frame, strict) in frames {
+        let watch = Watch::new(Chunks::new([Bytes::copy_from_slice(frame)], Then::End));
+        let watch = if strict {
+            watch.failing_on_undecodable()
+        } else {
+            watch
+        };
+        let (events, error) = collect(watch).await;
         assert!(events.is_empty());
         let error = error.expect("a decode error");
         assert!(matches!(error, WatchError::Decode { .. }), "{error:?}");
         assert!(!error.to_string().contains("hunter2"), "{error}");
+        assert!(std::error::Error::source(&error).is_none());
     }
 }
 
