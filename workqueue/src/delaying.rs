@@ -33,8 +33,9 @@ use clientgo_ratelimit::RateLimiter;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::line::{PRIORITY_NORMAL, Priority};
 use crate::metrics::{CounterMetric, resolve_provider};
-use crate::queue::{Backoff, Drain, Queue, QueueConfig, QueueItem};
+use crate::queue::{Backoff, Drain, Order, Queue, QueueConfig, QueueItem};
 use crate::state::Fired;
 
 /// How many due items the timer moves into line per critical section.
@@ -103,12 +104,16 @@ impl<T: QueueItem> DelayingQueue<T> {
     ///
     /// Outside a tokio runtime, as `tokio::spawn` does.
     pub fn with_config(config: QueueConfig) -> Self {
-        Self::build(config, None)
+        Self::build(config, None, Order::Fifo)
     }
 
-    /// A new delaying queue; with a `limiter`, the items its workers fail (or abandon) come
-    /// back after the limiter's backoff.
-    pub(crate) fn build(config: QueueConfig, limiter: Option<Arc<dyn RateLimiter<T>>>) -> Self {
+    /// A new delaying queue handing items out in `order`; with a `limiter`, the items its
+    /// workers fail (or abandon) come back after the limiter's backoff.
+    pub(crate) fn build(
+        config: QueueConfig,
+        limiter: Option<Arc<dyn RateLimiter<T>>>,
+        order: Order,
+    ) -> Self {
         let retries = resolve_provider(&config.name, config.metrics_provider.as_ref())
             .map(|provider| provider.new_retries_metric(&config.name));
         let inner = Arc::new_cyclic(|weak: &Weak<Inner<T>>| {
@@ -119,7 +124,7 @@ impl<T: QueueItem> DelayingQueue<T> {
                 }) as Box<dyn Backoff<T>>
             });
             Inner {
-                queue: Queue::build(config, backoff),
+                queue: Queue::build(config, backoff, order),
                 timer: Arc::new(Notify::new()),
                 epoch: Instant::now(),
                 retries,
@@ -133,7 +138,12 @@ impl<T: QueueItem> DelayingQueue<T> {
     ///
     /// Ignored after shut down. If the item is already waiting, the earlier ready time wins.
     pub fn add_after(&self, item: T, delay: Duration) {
-        self.inner.add_after(item, delay);
+        self.inner.add_after(item, delay, PRIORITY_NORMAL);
+    }
+
+    /// [`add_after`](DelayingQueue::add_after) with a priority (used by a priority queue).
+    pub(crate) fn add_after_with(&self, item: T, delay: Duration, priority: Priority) {
+        self.inner.add_after(item, delay, priority);
     }
 
     /// How many items wait for their delay to pass (items already in line are not counted).
@@ -162,7 +172,7 @@ impl<T: QueueItem> DelayingQueue<T> {
 }
 
 impl<T: QueueItem> Inner<T> {
-    fn add_after(&self, item: T, delay: Duration) {
+    fn add_after(&self, item: T, delay: Duration, priority: Priority) {
         let inner = self;
         if inner.queue.shutting_down() {
             return;
@@ -171,14 +181,14 @@ impl<T: QueueItem> Inner<T> {
             retries.inc();
         }
         if delay.is_zero() {
-            inner.queue.add(item);
+            inner.queue.add_with(item, priority);
             return;
         }
         // A delay past the end of time (a limiter may return `Duration::MAX`) never comes due.
         let at = Instant::now()
             .checked_add(delay)
             .map_or(u64::MAX, |at| inner.ticks(at));
-        if inner.queue.add_at(item, at) {
+        if inner.queue.add_at(item, at, priority) {
             inner.timer.notify_one();
         }
     }
@@ -192,11 +202,11 @@ struct LimiterBackoff<T> {
 }
 
 impl<T: QueueItem> Backoff<T> for LimiterBackoff<T> {
-    fn retry(&self, item: &T) -> bool {
+    fn retry(&self, item: &T, priority: Priority) -> bool {
         let Some(inner) = self.queue.upgrade() else {
             return false;
         };
-        inner.add_after(item.clone(), self.limiter.when(item));
+        inner.add_after(item.clone(), self.limiter.when(item), priority);
         true
     }
 

@@ -9,6 +9,9 @@
 //! * [`DelayingQueue`]: adds keys after a delay, with one timer for the whole queue.
 //! * [`RateLimitingQueue`]: retries failed keys after a delay chosen by a
 //!   [`RateLimiter`], typically growing per failure.
+//! * [`PriorityQueue`]: a rate-limited queue that hands out the highest priority first, with
+//!   aging so that nothing starves; after a restart, real changes pass the backlog of the
+//!   initial list (not in client-go; controller-runtime has one without aging).
 //! * Metrics with client-go's names through a [`MetricsProvider`], ready for Prometheus with
 //!   [`PrometheusMetricsProvider`].
 //!
@@ -50,7 +53,9 @@
 #![deny(missing_docs)]
 
 mod delaying;
+mod line;
 mod metrics;
+mod priority;
 mod prometheus;
 mod queue;
 mod rate_limiting;
@@ -59,9 +64,11 @@ mod sync;
 mod waiters;
 
 pub use delaying::DelayingQueue;
+pub use line::{PRIORITY_LOW, PRIORITY_NORMAL, Priority};
 pub use metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric, set_provider,
 };
+pub use priority::{AddOptions, DEFAULT_AGING, PriorityQueue, PriorityQueueConfig};
 pub use prometheus::PrometheusMetricsProvider;
 pub use queue::{Drain, Get, Processing, Queue, QueueConfig, QueueItem};
 pub use rate_limiting::RateLimitingQueue;

@@ -10,6 +10,7 @@
 //! | `done` | work duration = now − start time |
 //! | every 500 ms | unfinished work seconds (sum of in-flight ages), longest running processor |
 //! | `add_after` (delaying queue) | retries +1 |
+//! | priority queue: an item starts or stops needing processing, or its priority rises | depth by priority ±1 |
 //!
 //! As in client-go, re-adding an item that is being processed counts as an add and raises the
 //! depth: depth counts items that need processing, not only items waiting in line.
@@ -80,6 +81,23 @@ pub trait MetricsProvider: Send + Sync {
     ) -> Box<dyn SettableGaugeMetric>;
     /// Retries handled by the queue (`workqueue_retries_total`).
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+
+    /// Items of one priority that need processing, in a
+    /// [`PriorityQueue`](crate::PriorityQueue) (`workqueue_depth_by_priority`; not a
+    /// client-go metric). The default discards the values, so providers written for the other
+    /// queues keep working.
+    fn new_depth_by_priority_metric(&self, name: &str, priority: i32) -> Box<dyn GaugeMetric> {
+        let _ = (name, priority);
+        Box::new(Discard)
+    }
+}
+
+/// A gauge that records nothing.
+struct Discard;
+
+impl GaugeMetric for Discard {
+    fn inc(&self) {}
+    fn dec(&self) {}
 }
 
 static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();

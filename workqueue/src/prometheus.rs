@@ -13,8 +13,11 @@
 //! | `workqueue_unfinished_work_seconds` | gauge |
 //! | `workqueue_longest_running_processor_seconds` | gauge |
 //! | `workqueue_retries_total` | counter |
+//! | `workqueue_depth_by_priority` | gauge, labels `name` and `priority` (priority queues) |
 //!
-//! Every family carries one label, `name`: the queue's name.
+//! Every family carries the label `name`: the queue's name. The last family is not client-go's:
+//! a [`PriorityQueue`](crate::PriorityQueue) reports its depth per priority there, besides the
+//! total in `workqueue_depth`.
 
 use std::sync::atomic::AtomicU64;
 
@@ -29,6 +32,7 @@ use crate::metrics::{
 };
 
 type Labels = [(&'static str, String); 1];
+type PriorityLabels = [(&'static str, String); 2];
 type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;
 
 fn duration_histogram() -> Histogram {
@@ -62,6 +66,7 @@ pub struct PrometheusMetricsProvider {
     unfinished_work: Family<Labels, Gauge<f64, AtomicU64>>,
     longest_running: Family<Labels, Gauge<f64, AtomicU64>>,
     retries: Family<Labels, Counter>,
+    depth_by_priority: Family<PriorityLabels, Gauge>,
 }
 
 impl PrometheusMetricsProvider {
@@ -75,6 +80,7 @@ impl PrometheusMetricsProvider {
             unfinished_work: Family::default(),
             longest_running: Family::default(),
             retries: Family::default(),
+            depth_by_priority: Family::default(),
         };
         registry.register(
             "workqueue_depth",
@@ -112,6 +118,11 @@ impl PrometheusMetricsProvider {
             "workqueue_retries",
             "Total number of retries handled by workqueue",
             provider.retries.clone(),
+        );
+        registry.register(
+            "workqueue_depth_by_priority",
+            "Current depth of a priority workqueue, per priority",
+            provider.depth_by_priority.clone(),
         );
         provider
     }
@@ -172,6 +183,13 @@ impl MetricsProvider for PrometheusMetricsProvider {
     }
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         Box::new(self.retries.get_or_create(&labels(name)).clone())
+    }
+    fn new_depth_by_priority_metric(&self, name: &str, priority: i32) -> Box<dyn GaugeMetric> {
+        let labels = [
+            ("name", name.to_owned()),
+            ("priority", priority.to_string()),
+        ];
+        Box::new(self.depth_by_priority.get_or_create(&labels).clone())
     }
 }
 

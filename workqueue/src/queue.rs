@@ -49,6 +49,7 @@ use std::sync::Arc as StdArc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
+use crate::line::{DepthByPriority, Line, PRIORITY_NORMAL, Priority, PriorityLine};
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
 use crate::state::{Fired, ItemHasher, State, TakenDelayed, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
@@ -95,9 +96,10 @@ impl fmt::Debug for QueueConfig {
 /// What a queue with a rate limiter does for a failed item: the rate-limited queue's part of
 /// the [`Processing`] outcomes.
 pub(crate) trait Backoff<T>: Send + Sync {
-    /// Schedules `item` (still held) to be added again after its backoff. Returns false when
-    /// the queue it belongs to is gone, so the caller falls back to adding it at once.
-    fn retry(&self, item: &T) -> bool;
+    /// Schedules `item` (still held) to be added again after its backoff, with the priority
+    /// it was handed out at. Returns false when the queue it belongs to is gone, so the caller
+    /// falls back to adding it at once.
+    fn retry(&self, item: &T, priority: Priority) -> bool;
     /// Drops the failure history of `item`.
     fn forget(&self, item: &T);
 }
@@ -136,6 +138,16 @@ struct Shared<T> {
     backoff: Option<Box<dyn Backoff<T>>>,
 }
 
+/// The order in which a queue hands out its waiting items.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Order {
+    /// First added, first handed out (client-go's order).
+    Fifo,
+    /// Highest priority first, FIFO within a priority; waiting `aging` is worth one priority
+    /// level (see `line.rs`).
+    Priority { aging: std::time::Duration },
+}
+
 /// How many taken delayed adds a shut down releases per critical section.
 const RELEASE_BATCH: usize = 1024;
 
@@ -169,19 +181,34 @@ impl<T: QueueItem> Queue<T> {
     /// from a tokio task; created outside a tokio runtime, it reports every other metric but
     /// leaves those two at zero (and says so in a warning).
     pub fn with_config(config: QueueConfig) -> Self {
-        Self::build(config, None)
+        Self::build(config, None, Order::Fifo)
     }
 
-    /// A new queue whose failed items go through `backoff`.
-    pub(crate) fn build(config: QueueConfig, backoff: Option<Box<dyn Backoff<T>>>) -> Self {
+    /// A new queue that hands items out in `order`, its failed items going through
+    /// `backoff`.
+    pub(crate) fn build(
+        config: QueueConfig,
+        backoff: Option<Box<dyn Backoff<T>>>,
+        order: Order,
+    ) -> Self {
         let provider = resolve_provider(&config.name, config.metrics_provider.as_ref());
-        let metrics = provider.map(|provider| QueueMetrics::new(&*provider, &config.name));
+        let metrics = provider
+            .as_ref()
+            .map(|provider| QueueMetrics::new(&**provider, &config.name));
         let has_metrics = metrics.is_some();
+        let hasher = ItemHasher::default();
+        let line = match order {
+            Order::Fifo => Line::Fifo(Default::default()),
+            Order::Priority { aging } => {
+                let depth = provider.map(|provider| DepthByPriority::new(provider, &config.name));
+                Line::Priority(Box::new(PriorityLine::new(hasher.clone(), aging, depth)))
+            }
+        };
         let queue = Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State::new(metrics)),
+                state: Mutex::new(State::new(metrics, line)),
                 closed: AtomicBool::new(false),
-                hasher: ItemHasher::default(),
+                hasher,
                 backoff,
             }),
         };
@@ -229,13 +256,18 @@ impl<T: QueueItem> Queue<T> {
     /// Ignored after shut down. An item already waiting stays where it is; an item being
     /// processed is handed out again after its worker is done.
     pub fn add(&self, item: T) {
+        self.add_with(item, PRIORITY_NORMAL);
+    }
+
+    /// [`add`](Queue::add) with a priority, which only a priority queue's line uses.
+    pub(crate) fn add_with(&self, item: T, priority: Priority) {
         let hash = self.hash(&item);
         let wakeup = {
             let mut state = self.shared.state.lock();
             if state.shutting_down {
                 return;
             }
-            state.add(&self.shared.hasher, hash, item)
+            state.add_with(&self.shared.hasher, hash, item, priority)
         };
         if let Some(waker) = wakeup {
             waker.wake();
@@ -248,7 +280,7 @@ impl<T: QueueItem> Queue<T> {
 
     /// Schedules an add of `item` at `at` (nanoseconds on the delaying queue's clock), keeping
     /// an earlier pending one. Returns whether the timer must re-arm for an earlier time.
-    pub(crate) fn add_at(&self, item: T, at: u64) -> bool {
+    pub(crate) fn add_at(&self, item: T, at: u64, priority: Priority) -> bool {
         if self.shutting_down() {
             return false;
         }
@@ -257,7 +289,7 @@ impl<T: QueueItem> Queue<T> {
         if state.shutting_down {
             return false;
         }
-        state.add_after(&self.shared.hasher, hash, item, at)
+        state.add_after_with(&self.shared.hasher, hash, item, at, priority)
     }
 
     /// Adds the delayed items due at `now`, at most `limit` of them in one critical section.
@@ -300,9 +332,9 @@ impl<T: QueueItem> Queue<T> {
 
     /// Ends a failed hold: the item comes back after its backoff, or at once on a queue
     /// without a rate limiter. After shut down it is only marked done.
-    fn retry_hashed(&self, hash: u64, item: &T) {
+    fn retry_hashed(&self, hash: u64, item: &T, priority: Priority) {
         if let Some(backoff) = &self.shared.backoff {
-            if self.shutting_down() || backoff.retry(item) {
+            if self.shutting_down() || backoff.retry(item, priority) {
                 self.done_hashed(hash, item);
                 return;
             }
@@ -311,7 +343,7 @@ impl<T: QueueItem> Queue<T> {
         self.shared
             .state
             .lock()
-            .requeue(&self.shared.hasher, hash, item, &mut wakeups);
+            .requeue(&self.shared.hasher, (hash, item, priority), &mut wakeups);
         wake_all(wakeups);
     }
 
@@ -331,7 +363,7 @@ impl<T: QueueItem> Queue<T> {
 
     /// How many items wait in line (items being processed are not counted).
     pub fn len(&self) -> usize {
-        self.shared.state.lock().line.len()
+        self.shared.state.lock().waiting_len()
     }
 
     /// Whether no item waits in line.
@@ -395,11 +427,28 @@ impl<T: QueueItem> Queue<T> {
     }
 }
 
-impl<T> fmt::Debug for Queue<T> {
+/// Entry points for the model checks (`tests/loom.rs`): the public priority queue needs a
+/// tokio runtime for its timer task, which loom cannot run.
+#[cfg(clientgo_loom)]
+impl<T: QueueItem> Queue<T> {
+    /// A queue with a priority line and no timer.
+    #[doc(hidden)]
+    pub fn loom_priority(aging: std::time::Duration) -> Self {
+        Self::build(QueueConfig::default(), None, Order::Priority { aging })
+    }
+
+    /// [`add`](Queue::add) with a priority.
+    #[doc(hidden)]
+    pub fn loom_add_with(&self, item: T, priority: Priority) {
+        self.add_with(item, priority);
+    }
+}
+
+impl<T: QueueItem> fmt::Debug for Queue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.shared.state.lock();
         f.debug_struct("Queue")
-            .field("len", &state.line.len())
+            .field("len", &state.waiting_len())
             .field("processing", &state.processing)
             .field("shutting_down", &state.shutting_down)
             .finish()
@@ -419,13 +468,14 @@ impl<'q, T: QueueItem> Future for Get<'q, T> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let queue = self.queue;
         let mut state = queue.shared.state.lock();
-        if let Some((hash, item)) = state.take_next() {
+        if let Some((hash, item, priority)) = state.take_next() {
             if let Some(id) = self.waiter.take() {
                 state.getters.remove(id);
             }
             return Poll::Ready(Some(Processing {
                 queue,
                 hash,
+                priority,
                 item: Some(item),
             }));
         }
@@ -519,6 +569,8 @@ impl<T: QueueItem> Drop for Drain<'_, T> {
 pub struct Processing<'q, T: QueueItem> {
     queue: &'q Queue<T>,
     hash: u64,
+    /// The priority it waited at: a retry keeps it.
+    priority: Priority,
     // `Some` until an outcome takes it; `Drop` then has nothing to do.
     item: Option<T>,
 }
@@ -558,7 +610,7 @@ impl<T: QueueItem> Processing<'_, T> {
     /// limiter. After shut down the item is only marked done.
     pub fn retry(mut self) {
         let item = self.take();
-        self.queue.retry_hashed(self.hash, &item);
+        self.queue.retry_hashed(self.hash, &item, self.priority);
     }
 }
 
@@ -582,7 +634,7 @@ impl<T: QueueItem> Drop for Processing<'_, T> {
         if !self.queue.shutting_down() {
             abandoned();
         }
-        self.queue.retry_hashed(self.hash, &item);
+        self.queue.retry_hashed(self.hash, &item, self.priority);
     }
 }
 
@@ -635,7 +687,7 @@ mod tests {
         const WAITING: u32 = 10_000;
         let queue: Queue<Probe> = Queue::new();
         for i in 0..WAITING {
-            queue.add_at(Probe(i), 1_000_000 + u64::from(i));
+            queue.add_at(Probe(i), 1_000_000 + u64::from(i), PRIORITY_NORMAL);
         }
         queue.add(Probe(0));
         let held = queue.get_blocking().unwrap();
@@ -657,7 +709,7 @@ mod tests {
         );
         assert_eq!(queue.delayed_len(), 0);
         assert_eq!(
-            queue.shared.state.lock().line.len(),
+            queue.shared.state.lock().waiting_len(),
             1,
             "the item in line stays"
         );

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use clientgo_ratelimit::RateLimiter;
 
 use crate::delaying::DelayingQueue;
-use crate::queue::{QueueConfig, QueueItem};
+use crate::queue::{Order, QueueConfig, QueueItem};
 
 /// A work queue that delays retries according to a [`RateLimiter`]. Cloning gives another
 /// handle.
@@ -87,7 +87,7 @@ impl<T: QueueItem> RateLimitingQueue<T> {
     /// Outside a tokio runtime (its delaying queue spawns a timer task).
     pub fn with_config(limiter: Arc<dyn RateLimiter<T>>, config: QueueConfig) -> Self {
         Self {
-            queue: DelayingQueue::build(config, Some(limiter.clone())),
+            queue: DelayingQueue::build(config, Some(limiter.clone()), Order::Fifo),
             limiter,
         }
     }

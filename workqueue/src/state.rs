@@ -32,13 +32,14 @@
 //! line, in the heap, in the worker's guard), so no critical section hashes a key.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
 use std::task::Waker;
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 
+use crate::line::{Line, Priority};
 use crate::metrics::QueueMetrics;
 use crate::queue::QueueItem;
 use crate::waiters::Waiters;
@@ -154,7 +155,7 @@ pub(crate) type TakenDelayed<T> = Vec<Reverse<Delayed<T>>>;
 pub(crate) struct State<T> {
     table: HashTable<Slot<T>>,
     /// Waiting items with their hashes, in the order they are handed out.
-    pub(crate) line: VecDeque<(u64, T)>,
+    pub(crate) line: Line<T>,
     pub(crate) processing: usize,
     heap: BinaryHeap<Reverse<Delayed<T>>>,
     delayed: usize,
@@ -169,13 +170,17 @@ pub(crate) struct State<T> {
 fn make_dirty<T: QueueItem>(
     slot: &mut Slot<T>,
     hash: u64,
-    item: impl FnOnce(&T) -> T,
-    line: &mut VecDeque<(u64, T)>,
+    item: T,
+    priority: Priority,
+    line: &mut Line<T>,
     getters: &mut Waiters,
     metrics: &mut Option<QueueMetrics<T>>,
 ) -> Option<Waker> {
     let next = match slot.mark() {
-        Mark::Waiting | Mark::ProcessingDirty => return None,
+        mark @ (Mark::Waiting | Mark::ProcessingDirty) => {
+            line.coalesce(hash, &slot.item, priority, mark == Mark::Waiting);
+            return None;
+        }
         Mark::Processing => Mark::ProcessingDirty,
         Mark::Idle => Mark::Waiting,
     };
@@ -184,17 +189,18 @@ fn make_dirty<T: QueueItem>(
         metrics.add(&slot.item);
     }
     if next != Mark::Waiting {
+        line.mark_dirty(hash, &slot.item, priority);
         return None;
     }
-    line.push_back((hash, item(&slot.item)));
+    line.push(hash, item, priority);
     getters.pop()
 }
 
 impl<T: QueueItem> State<T> {
-    pub(crate) fn new(metrics: Option<QueueMetrics<T>>) -> Self {
+    pub(crate) fn new(metrics: Option<QueueMetrics<T>>, line: Line<T>) -> Self {
         Self {
             table: HashTable::new(),
-            line: VecDeque::new(),
+            line,
             processing: 0,
             heap: BinaryHeap::new(),
             delayed: 0,
@@ -208,7 +214,19 @@ impl<T: QueueItem> State<T> {
 
     /// Marks `item` as needing processing: puts it in line unless it is waiting already, or
     /// flags it to go back in line if it is being processed. Returns the getter to wake.
+    #[cfg(test)]
     pub(crate) fn add(&mut self, hasher: &ItemHasher, hash: u64, item: T) -> Option<Waker> {
+        self.add_with(hasher, hash, item, crate::line::PRIORITY_NORMAL)
+    }
+
+    /// [`add`](State::add) with a priority (which only a priority line uses).
+    pub(crate) fn add_with(
+        &mut self,
+        hasher: &ItemHasher,
+        hash: u64,
+        item: T,
+        priority: Priority,
+    ) -> Option<Waker> {
         let entry = self.table.entry(
             hash,
             |slot| slot.item == item,
@@ -221,16 +239,22 @@ impl<T: QueueItem> State<T> {
         make_dirty(
             entry.get_mut(),
             hash,
-            |_| item,
+            item,
+            priority,
             &mut self.line,
             &mut self.getters,
             &mut self.metrics,
         )
     }
 
-    /// Takes the first waiting item and marks it as processing.
-    pub(crate) fn take_next(&mut self) -> Option<(u64, T)> {
-        let (hash, item) = self.line.pop_front()?;
+    /// How many items wait in line.
+    pub(crate) fn waiting_len(&self) -> usize {
+        self.line.len()
+    }
+
+    /// Takes the first waiting item and marks it as processing; with the priority it waited at.
+    pub(crate) fn take_next(&mut self) -> Option<(u64, T, Priority)> {
+        let (hash, item, priority) = self.line.pop()?;
         if let Some(slot) = self.table.find_mut(hash, |slot| slot.item == item) {
             slot.set_mark(Mark::Processing);
         }
@@ -238,7 +262,7 @@ impl<T: QueueItem> State<T> {
         if let Some(metrics) = &mut self.metrics {
             metrics.get(&item);
         }
-        Some((hash, item))
+        Some((hash, item, priority))
     }
 
     /// Marks a handed-out item done; an item added while it was processed goes back in line.
@@ -256,7 +280,7 @@ impl<T: QueueItem> State<T> {
             Mark::ProcessingDirty => {
                 let slot = entry.into_mut();
                 slot.set_mark(Mark::Waiting);
-                self.line.push_back((hash, slot.item.clone()));
+                self.line.push_dirty(hash, slot.item.clone());
                 wakeups.extend(self.getters.pop());
             }
         }
@@ -274,20 +298,34 @@ impl<T: QueueItem> State<T> {
     pub(crate) fn requeue(
         &mut self,
         hasher: &ItemHasher,
-        hash: u64,
-        item: &T,
+        (hash, item, priority): (u64, &T, Priority),
         wakeups: &mut Wakeups,
     ) {
         if !self.shutting_down {
-            wakeups.extend(self.add(hasher, hash, item.clone()));
+            wakeups.extend(self.add_with(hasher, hash, item.clone(), priority));
         }
         self.done(hash, item, wakeups);
     }
 
     /// Schedules an add of `item` at ready time `at`, unless one at the same time or earlier
     /// is pending. Returns whether `at` is now the earliest ready time (the timer must re-arm).
+    #[cfg(test)]
     pub(crate) fn add_after(&mut self, hasher: &ItemHasher, hash: u64, item: T, at: u64) -> bool {
+        self.add_after_with(hasher, hash, item, at, crate::line::PRIORITY_NORMAL)
+    }
+
+    /// [`add_after`](State::add_after) with a priority; a pending delayed add keeps the higher
+    /// of the two priorities (and the earlier ready time).
+    pub(crate) fn add_after_with(
+        &mut self,
+        hasher: &ItemHasher,
+        hash: u64,
+        item: T,
+        at: u64,
+        priority: Priority,
+    ) -> bool {
         let at = at.min(MAX_READY_AT);
+        self.line.note_delayed(hash, &item, priority);
         let entry = self.table.entry(
             hash,
             |slot| slot.item == item,
@@ -381,11 +419,12 @@ impl<T: QueueItem> State<T> {
             slot.set_ready_at(None);
             self.delayed -= 1;
             fired += 1;
-            let item = due.item;
+            let priority = self.line.take_delayed(due.hash, &due.item);
             wakeups.extend(make_dirty(
                 slot,
                 due.hash,
-                move |_| item,
+                due.item,
+                priority,
                 &mut self.line,
                 &mut self.getters,
                 &mut self.metrics,
@@ -415,6 +454,7 @@ impl<T: QueueItem> State<T> {
             if found.get().ready_at().is_none() {
                 continue;
             }
+            self.line.take_delayed(entry.hash, &entry.item);
             if found.get().mark() == Mark::Idle {
                 released.push(found.remove().0.item);
             } else {
@@ -432,6 +472,16 @@ impl<T: QueueItem> State<T> {
 #[cfg(all(test, not(clientgo_loom)))]
 mod tests {
     use super::*;
+    use crate::line::PRIORITY_NORMAL;
+    use std::collections::VecDeque;
+
+    /// The items in a FIFO line, in order.
+    fn in_line<T: Clone>(state: &State<T>) -> Vec<T> {
+        match &state.line {
+            Line::Fifo(line) => line.iter().map(|(_, item)| item.clone()).collect(),
+            Line::Priority(_) => unreachable!("these tests use FIFO lines"),
+        }
+    }
 
     #[test]
     fn a_slot_packs_mark_and_ready_time_in_one_word() {
@@ -454,11 +504,11 @@ mod tests {
     #[test]
     fn a_delayed_add_of_a_processing_item_requeues_it_after_done() {
         let hasher = ItemHasher::default();
-        let mut state: State<&str> = State::new(None);
+        let mut state: State<&str> = State::new(None, Line::Fifo(VecDeque::new()));
         let mut wakeups = Wakeups::new();
         let hash = hasher.hash_one("k");
         state.add(&hasher, hash, "k");
-        assert_eq!(state.take_next(), Some((hash, "k")));
+        assert_eq!(state.take_next(), Some((hash, "k", PRIORITY_NORMAL)));
         assert!(state.add_after(&hasher, hash, "k", 10));
         assert!(
             !state.add_after(&hasher, hash, "k", 20),
@@ -475,7 +525,7 @@ mod tests {
     #[test]
     fn entries_go_once_nothing_is_pending() {
         let hasher = ItemHasher::default();
-        let mut state: State<&str> = State::new(None);
+        let mut state: State<&str> = State::new(None, Line::Fifo(VecDeque::new()));
         let mut wakeups = Wakeups::new();
         let hash = hasher.hash_one("k");
         state.add_after(&hasher, hash, "k", 10);
@@ -487,7 +537,7 @@ mod tests {
             Fired::Empty,
             "stale entry"
         );
-        assert_eq!(state.take_next(), Some((hash, "k")));
+        assert_eq!(state.take_next(), Some((hash, "k", PRIORITY_NORMAL)));
         state.done(hash, &"k", &mut wakeups);
         assert_eq!(state.table.len(), 0);
     }
@@ -506,7 +556,7 @@ mod tests {
     #[test]
     fn the_heap_stays_bounded_by_the_waiting_items() {
         let hasher = ItemHasher::default();
-        let mut state: State<u64> = State::new(None);
+        let mut state: State<u64> = State::new(None, Line::Fifo(VecDeque::new()));
         let mut wakeups = Wakeups::new();
         const KEYS: u64 = 1_000;
         // Debounced keys: every add moves the key's time earlier, leaving a stale entry.
@@ -520,7 +570,7 @@ mod tests {
             state.fire_due(10_000_000, usize::MAX, &mut wakeups),
             Fired::Empty
         );
-        let fired: Vec<u64> = state.line.iter().map(|(_, key)| *key).collect();
+        let fired = in_line(&state);
         let expected: Vec<u64> = (200_000 - KEYS..200_000).rev().map(|i| i % KEYS).collect();
         assert_eq!(fired, expected);
         assert!(state.heap.is_empty());
@@ -529,7 +579,7 @@ mod tests {
     #[test]
     fn compaction_keeps_one_entry_per_item_when_a_time_comes_back() {
         let hasher = ItemHasher::default();
-        let mut state: State<u64> = State::new(None);
+        let mut state: State<u64> = State::new(None, Line::Fifo(VecDeque::new()));
         let mut wakeups = Wakeups::new();
         // Key 0 waits for time 1,000,000 again and again: each round its time moves earlier
         // (a stale entry at 1,000,000), it fires, then goes back to 1,000,000 exactly. Every
@@ -538,7 +588,7 @@ mod tests {
             add_at(&mut state, &hasher, 0, 1_000_000);
             add_at(&mut state, &hasher, 0, round);
             state.fire_due(round, usize::MAX, &mut wakeups);
-            let (hash, key) = state.take_next().expect("key 0 fired");
+            let (hash, key, _) = state.take_next().expect("key 0 fired");
             state.done(hash, &key, &mut wakeups);
         }
         add_at(&mut state, &hasher, 0, 1_000_000);
@@ -554,7 +604,7 @@ mod tests {
     #[test]
     fn shut_down_releases_the_delayed_adds_in_batches() {
         let hasher = ItemHasher::default();
-        let mut state: State<u64> = State::new(None);
+        let mut state: State<u64> = State::new(None, Line::Fifo(VecDeque::new()));
         let mut wakeups = Wakeups::new();
         for key in 0..10u64 {
             add_at(&mut state, &hasher, key, 100 + key);
@@ -563,7 +613,7 @@ mod tests {
         for key in [0, 1] {
             state.add(&hasher, hasher.hash_one(key), key);
         }
-        let (hash, held) = state.take_next().unwrap();
+        let (hash, held, _) = state.take_next().unwrap();
         assert_eq!(held, 0);
         let taken = state.take_delayed();
         assert_eq!(state.delayed_len(), 0);
@@ -585,14 +635,14 @@ mod tests {
     #[test]
     fn firing_stops_at_the_batch_limit() {
         let hasher = ItemHasher::default();
-        let mut state: State<u32> = State::new(None);
+        let mut state: State<u32> = State::new(None, Line::Fifo(VecDeque::new()));
         let mut wakeups = Wakeups::new();
         for i in 0..5 {
             state.add_after(&hasher, hasher.hash_one(i), i, u64::from(i));
         }
         assert_eq!(state.fire_due(10, 3, &mut wakeups), Fired::More);
         assert_eq!(state.fire_due(10, 3, &mut wakeups), Fired::Empty);
-        let order: Vec<u32> = state.line.iter().map(|(_, item)| *item).collect();
+        let order = in_line(&state);
         assert_eq!(order, [0, 1, 2, 3, 4]);
     }
 }

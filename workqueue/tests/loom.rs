@@ -16,43 +16,46 @@ fn model(test: impl Fn() + Sync + Send + 'static) {
     builder.check(test);
 }
 
-/// Two workers race for an item added twice: never two holders, and the second add (made after
-/// the change it stands for) is always followed by a hand-out that sees that change.
+/// Two workers race for an item added twice (the adds made by `add`, given the round): never
+/// two holders, and the second add (made after the change it stands for) is always followed
+/// by a hand-out that sees that change.
+fn two_workers_one_holder_no_lost_add(queue: Queue<u8>, add: fn(&Queue<u8>, usize)) {
+    let holders = Arc::new(AtomicUsize::new(0));
+    let version = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (queue, holders, version, seen) = (
+                queue.clone(),
+                holders.clone(),
+                version.clone(),
+                seen.clone(),
+            );
+            thread::spawn(move || {
+                while let Some(item) = queue.get_blocking() {
+                    assert_eq!(holders.fetch_add(1, SeqCst), 0, "two holders");
+                    seen.fetch_max(version.load(SeqCst), SeqCst);
+                    holders.fetch_sub(1, SeqCst);
+                    item.done();
+                }
+            })
+        })
+        .collect();
+    for round in 0..2 {
+        version.fetch_add(1, SeqCst);
+        add(&queue, round);
+    }
+    queue.shut_down();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    assert_eq!(seen.load(SeqCst), 2, "the last change was never handed out");
+    assert!(queue.is_empty());
+}
+
 #[test]
 fn one_holder_at_a_time_and_no_lost_add() {
-    model(|| {
-        let queue: Queue<u8> = Queue::new();
-        let holders = Arc::new(AtomicUsize::new(0));
-        let version = Arc::new(AtomicUsize::new(0));
-        let seen = Arc::new(AtomicUsize::new(0));
-        let workers: Vec<_> = (0..2)
-            .map(|_| {
-                let (queue, holders, version, seen) = (
-                    queue.clone(),
-                    holders.clone(),
-                    version.clone(),
-                    seen.clone(),
-                );
-                thread::spawn(move || {
-                    while let Some(item) = queue.get_blocking() {
-                        assert_eq!(holders.fetch_add(1, SeqCst), 0, "two holders");
-                        seen.fetch_max(version.load(SeqCst), SeqCst);
-                        holders.fetch_sub(1, SeqCst);
-                        item.done();
-                    }
-                })
-            })
-            .collect();
-        for _ in 0..2 {
-            version.fetch_add(1, SeqCst);
-            queue.add(7);
-        }
-        queue.shut_down();
-        for worker in workers {
-            worker.join().unwrap();
-        }
-        assert_eq!(seen.load(SeqCst), 2, "the last change was never handed out");
-    });
+    model(|| two_workers_one_holder_no_lost_add(Queue::new(), |queue, _| queue.add(7)));
 }
 
 /// A parked getter is always woken by an add from another thread, with no shut down to rescue
@@ -145,6 +148,48 @@ fn an_abandoned_item_is_handed_out_again() {
             worker.join().unwrap();
         }
         assert_eq!(handed_out.load(SeqCst), 2);
+        assert!(queue.is_empty());
+    });
+}
+
+/// The priority line's state machine, in the same race: the item is added at low priority,
+/// then at normal priority (raised while it waits, or flagged while it is held).
+#[test]
+fn priority_line_one_holder_at_a_time_and_no_lost_add() {
+    model(|| {
+        let queue = Queue::loom_priority(std::time::Duration::from_millis(10));
+        two_workers_one_holder_no_lost_add(queue, |queue, round| {
+            queue.loom_add_with(7, if round == 0 { -100 } else { 0 })
+        });
+    });
+}
+
+/// A higher-priority add racing a worker: when the add is complete before the worker asks,
+/// both items wait together and the worker takes the higher one first.
+#[test]
+fn priority_line_hands_out_the_higher_priority_first() {
+    model(|| {
+        let queue: Queue<u8> = Queue::loom_priority(std::time::Duration::from_secs(3600));
+        let added = Arc::new(AtomicUsize::new(0));
+        queue.loom_add_with(1, -100);
+        let adder = {
+            let (queue, added) = (queue.clone(), added.clone());
+            thread::spawn(move || {
+                queue.loom_add_with(2, 0);
+                added.store(1, SeqCst);
+            })
+        };
+        let both_waiting = added.load(SeqCst) == 1;
+        let first = queue.get_blocking().expect("not shut down");
+        let first_item = *first;
+        first.done();
+        if both_waiting {
+            assert_eq!(first_item, 2, "the low item went first");
+        }
+        adder.join().unwrap();
+        let second = queue.get_blocking().expect("not shut down");
+        assert_ne!(*second, first_item);
+        second.done();
         assert!(queue.is_empty());
     });
 }

@@ -14,7 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use clientgo_workqueue::{DelayingQueue, Queue};
+use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
+use clientgo_workqueue::{
+    AddOptions, DelayingQueue, PriorityQueue, PriorityQueueConfig, Processing, Queue,
+};
 
 /// splitmix64: a small, seedable generator good enough to pick keys and pauses.
 struct Rng(u64);
@@ -192,84 +195,163 @@ fn drain_never_returns_while_an_item_is_held() {
     });
 }
 
+/// A queue with delayed adds, as the stress test below drives it.
+trait Delaying: Clone + Send + 'static {
+    /// The delaying queue underneath.
+    fn delaying(&self) -> &DelayingQueue<usize>;
+    /// A producer's add of `key`.
+    fn produce(&self, key: usize, rng: &mut Rng);
+    /// A worker's outcome for a held key.
+    fn finish(held: Processing<'_, usize>, rng: &mut Rng) {
+        let _ = rng;
+        held.done();
+    }
+}
+
+impl Delaying for DelayingQueue<usize> {
+    fn delaying(&self) -> &DelayingQueue<usize> {
+        self
+    }
+
+    fn produce(&self, key: usize, rng: &mut Rng) {
+        match rng.below(3) {
+            0 => self.add(key),
+            _ => self.add_after(key, Duration::from_micros(rng.below(2000))),
+        }
+    }
+}
+
+/// Random priorities, delays and rate-limited adds; workers end holds with every outcome,
+/// including none (a dropped guard).
+impl Delaying for PriorityQueue<usize> {
+    fn delaying(&self) -> &DelayingQueue<usize> {
+        self
+    }
+
+    fn produce(&self, key: usize, rng: &mut Rng) {
+        let options = AddOptions {
+            priority: rng.below(3) as i32 * 50 - 100,
+            after: (rng.below(2) == 0).then(|| Duration::from_micros(rng.below(2000))),
+            rate_limited: rng.below(8) == 0,
+        };
+        self.add_with(key, options);
+    }
+
+    fn finish(held: Processing<'_, usize>, rng: &mut Rng) {
+        match rng.below(20) {
+            0 => held.retry(),
+            1 => drop(held),
+            2 => held.forget(),
+            _ => held.done(),
+        }
+    }
+}
+
 /// The same guarantees with delayed adds mixed in: the timer task races the workers and the
 /// producers for the one lock, and every change is still handed out after its delay.
 #[test]
 fn delayed_adds_are_never_lost_or_doubled() {
     with_seeds(|seed| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_time()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let queue: DelayingQueue<usize> = {
             let _entered = runtime.enter();
             DelayingQueue::new()
         };
-        let version: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
-        let seen: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
-        let holders: Arc<Vec<AtomicUsize>> =
-            Arc::new((0..KEYS).map(|_| AtomicUsize::new(0)).collect());
-        let workers: Vec<_> = (0..WORKERS)
-            .map(|w| {
-                let (queue, version, seen, holders) = (
-                    queue.clone(),
-                    version.clone(),
-                    seen.clone(),
-                    holders.clone(),
-                );
-                thread::spawn(move || {
-                    let mut rng = Rng(seed ^ (0x2000 + w as u64));
-                    while let Some(item) = queue.get_blocking() {
-                        let key = *item;
-                        assert_eq!(
-                            holders[key].fetch_add(1, Ordering::SeqCst),
-                            0,
-                            "two holders"
-                        );
-                        seen[key].fetch_max(version[key].load(Ordering::SeqCst), Ordering::SeqCst);
-                        if rng.below(20) == 0 {
-                            queue.add_after(key, Duration::from_micros(rng.below(500)));
-                        }
-                        rng.jitter();
-                        holders[key].fetch_sub(1, Ordering::SeqCst);
-                        item.done();
-                    }
-                })
-            })
-            .collect();
-        let producers: Vec<_> = (0..PRODUCERS)
-            .map(|p| {
-                let (queue, version) = (queue.clone(), version.clone());
-                thread::spawn(move || {
-                    let mut rng = Rng(seed ^ (0x3000 + p as u64));
-                    for _ in 0..ADDS_PER_PRODUCER / 4 {
-                        let key = rng.below(KEYS as u64) as usize;
-                        version[key].fetch_add(1, Ordering::SeqCst);
-                        match rng.below(3) {
-                            0 => queue.add(key),
-                            _ => queue.add_after(key, Duration::from_micros(rng.below(2000))),
-                        }
-                        rng.jitter();
-                    }
-                })
-            })
-            .collect();
-        for producer in producers {
-            producer.join().unwrap();
-        }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let all_seen = || {
-            (0..KEYS).all(|k| seen[k].load(Ordering::SeqCst) == version[k].load(Ordering::SeqCst))
-        };
-        while !all_seen() {
-            assert!(Instant::now() < deadline, "a delayed add was lost");
-            thread::yield_now();
-        }
-        queue.shut_down();
-        for worker in workers {
-            worker.join().unwrap();
-        }
-        assert_eq!(queue.waiting_len(), 0);
+        never_lost_or_doubled(seed, queue);
     });
+}
+
+/// The same with a priority queue: priorities, aging and retries never lose or double a key.
+#[test]
+fn priority_adds_are_never_lost_or_doubled() {
+    with_seeds(|seed| {
+        let runtime = runtime();
+        let limiter = ItemExponentialFailureRateLimiter::new(
+            Duration::from_micros(50),
+            Duration::from_millis(2),
+        );
+        let queue: PriorityQueue<usize> = {
+            let _entered = runtime.enter();
+            PriorityQueue::with_config(
+                Arc::new(limiter),
+                PriorityQueueConfig {
+                    aging: Duration::from_micros(10),
+                    ..PriorityQueueConfig::default()
+                },
+            )
+        };
+        never_lost_or_doubled(seed, queue);
+    });
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+fn never_lost_or_doubled<Q: Delaying>(seed: u64, queue: Q) {
+    let version: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
+    let seen: Arc<Vec<AtomicU64>> = Arc::new((0..KEYS).map(|_| AtomicU64::new(0)).collect());
+    let holders: Arc<Vec<AtomicUsize>> = Arc::new((0..KEYS).map(|_| AtomicUsize::new(0)).collect());
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            let (queue, version, seen, holders) = (
+                queue.clone(),
+                version.clone(),
+                seen.clone(),
+                holders.clone(),
+            );
+            thread::spawn(move || {
+                let mut rng = Rng(seed ^ (0x2000 + w as u64));
+                while let Some(item) = queue.delaying().get_blocking() {
+                    let key = *item;
+                    assert_eq!(
+                        holders[key].fetch_add(1, Ordering::SeqCst),
+                        0,
+                        "two holders"
+                    );
+                    seen[key].fetch_max(version[key].load(Ordering::SeqCst), Ordering::SeqCst);
+                    if rng.below(20) == 0 {
+                        let delay = Duration::from_micros(rng.below(500));
+                        queue.delaying().add_after(key, delay);
+                    }
+                    rng.jitter();
+                    holders[key].fetch_sub(1, Ordering::SeqCst);
+                    Q::finish(item, &mut rng);
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let (queue, version) = (queue.clone(), version.clone());
+            thread::spawn(move || {
+                let mut rng = Rng(seed ^ (0x3000 + p as u64));
+                for _ in 0..ADDS_PER_PRODUCER / 4 {
+                    let key = rng.below(KEYS as u64) as usize;
+                    version[key].fetch_add(1, Ordering::SeqCst);
+                    queue.produce(key, &mut rng);
+                    rng.jitter();
+                }
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.join().unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let all_seen =
+        || (0..KEYS).all(|k| seen[k].load(Ordering::SeqCst) == version[k].load(Ordering::SeqCst));
+    while !all_seen() {
+        assert!(Instant::now() < deadline, "a delayed add was lost");
+        thread::yield_now();
+    }
+    queue.delaying().shut_down();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    assert_eq!(queue.delaying().waiting_len(), 0);
 }
