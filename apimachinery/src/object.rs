@@ -25,6 +25,11 @@ use crate::meta::{ObjectMeta, OwnerReference};
 use crate::time::Time;
 
 /// Read access to an object's metadata.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Kubernetes object known to clientgo (no `Object` impl)",
+    note = "k8s-openapi types (Pod, Deployment, ConfigMap, ...) implement it with the `k8s-openapi` feature of clientgo-apimachinery (or of the clientgo crate)",
+    note = "your own types implement it by hand or are used as `DynamicObject`"
+)]
 pub trait Object {
     /// `metadata.name`.
     fn name(&self) -> &str;
@@ -70,6 +75,11 @@ pub trait Object {
 }
 
 /// Write access to the metadata fields the server and controllers set.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Kubernetes object known to clientgo (no `ObjectMut` impl)",
+    note = "k8s-openapi types (Pod, Deployment, ConfigMap, ...) implement it with the `k8s-openapi` feature of clientgo-apimachinery (or of the clientgo crate)",
+    note = "your own types implement it by hand or are used as `DynamicObject`"
+)]
 pub trait ObjectMut: Object {
     /// Sets `metadata.name`.
     fn set_name(&mut self, name: String);

@@ -32,6 +32,11 @@ use crate::gvk::{GroupVersionKind, GroupVersionResource, push_api_version};
 /// assert_eq!(Widget::api_version(), "example.com/v1");
 /// assert_eq!(Widget::gvr().to_string(), "example.com/v1, Resource=widgets");
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Kubernetes resource known to clientgo (no `Resource` impl)",
+    note = "k8s-openapi types (Pod, Deployment, ConfigMap, ...) implement it with the `k8s-openapi` feature of clientgo-apimachinery (or of the clientgo crate)",
+    note = "your own types implement it by hand or are used as `DynamicObject`"
+)]
 pub trait Resource {
     /// API group; `""` for the core group.
     const GROUP: &'static str;

@@ -1,0 +1,64 @@
+//! client-go's controller machinery in Rust, in one dependency.
+//!
+//! This crate re-exports the project's crates under the package paths a client-go user
+//! knows, so that a controller needs one line in its `Cargo.toml`:
+//!
+//! ```toml
+//! [dependencies]
+//! clientgo = { version = "0.1", features = ["k8s-openapi"] }
+//! k8s-openapi = { version = "0.29", features = ["latest"] } # the Kubernetes version you target
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! ```
+//!
+//! | here | client-go | crate |
+//! |---|---|---|
+//! | [`apimachinery`] | `k8s.io/apimachinery` (metadata, lists, watch events, Status, selectors) | `clientgo-apimachinery` |
+//! | [`rest`] | `rest`, `transport`, `tools/clientcmd`, `discovery`, `restmapper` | `clientgo-rest` |
+//! | [`tools::watch`] | `watch`, `tools/watch` (the retry watcher) | `clientgo-watch` |
+//! | [`tools::cache`] | `tools/cache` (reflector, store, informers, listers) | `clientgo-informer` |
+//! | [`tools::leaderelection`] | `tools/leaderelection` (feature `leaderelection`, on by default) | `clientgo-leaderelection` |
+//! | [`tools::record`] | `tools/record` (feature `record`, on by default) | `clientgo-record` |
+//! | [`util::workqueue`] | `util/workqueue` (queues) | `clientgo-workqueue` |
+//! | [`util::ratelimit`] | `util/workqueue` rate limiters, `util/flowcontrol` | `clientgo-ratelimit` |
+//! | [`signals`] | sample-controller's `signals.SetupSignalHandler` | this crate |
+//! | `testing::sim` | (kube-apiserver, in process; feature `sim`) | `clientgo-apiserver-sim` |
+//! | `testing::envtest` | controller-runtime's `envtest` (feature `envtest`) | `clientgo-envtest` |
+//!
+//! Features: `k8s-openapi` implements the object traits for k8s-openapi's types (without it,
+//! using a `Pod` where a `Resource` is wanted fails to compile, and the error names this
+//! feature); `leaderelection` and `record` (default); `sim` and `envtest` for tests.
+//!
+//! [`CancellationToken`] is re-exported: informers, work queues and leader election take one.
+
+#![deny(missing_docs)]
+
+pub mod signals;
+
+pub use clientgo_apimachinery as apimachinery;
+pub use clientgo_rest as rest;
+pub use tokio_util::sync::CancellationToken;
+
+/// client-go's `tools/...` packages.
+pub mod tools {
+    pub use clientgo_informer as cache;
+    #[cfg(feature = "leaderelection")]
+    pub use clientgo_leaderelection as leaderelection;
+    #[cfg(feature = "record")]
+    pub use clientgo_record as record;
+    pub use clientgo_watch as watch;
+}
+
+/// client-go's `util/...` packages.
+pub mod util {
+    pub use clientgo_ratelimit as ratelimit;
+    pub use clientgo_workqueue as workqueue;
+}
+
+/// Servers to test a controller against.
+#[cfg(any(feature = "sim", feature = "envtest"))]
+pub mod testing {
+    #[cfg(feature = "sim")]
+    pub use clientgo_apiserver_sim as sim;
+    #[cfg(feature = "envtest")]
+    pub use clientgo_envtest as envtest;
+}
