@@ -236,7 +236,7 @@ pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
     status.details = Some(StatusDetails {
         causes: vec![StatusCause {
             reason: "ResourceVersionTooLarge".to_owned(),
-            message: msg,
+            message: "Too large resource version".to_owned(),
             field: String::new(),
         }],
         retry_after_seconds: 1,
@@ -320,6 +320,24 @@ pub fn internal(msg: impl std::fmt::Display) -> ApiError {
         }],
         ..StatusDetails::default()
     });
+    status.into()
+}
+
+/// 500 for a failure that is not an API error (a plain Go `error` through
+/// `ErrorToAPIStatus`): the message alone, no reason, no details.
+pub fn unclassified(msg: impl Into<String>) -> ApiError {
+    Status::failure(500, StatusReason::Unknown, msg).into()
+}
+
+/// 415 of a built-in resource's PATCH with a content type that is no patch type: go-restful
+/// refuses it before the handler, with its own terse message and empty details.
+pub fn unsupported_patch_type() -> ApiError {
+    let mut status = Status::failure(
+        415,
+        StatusReason::UnsupportedMediaType,
+        "415: Unsupported Media Type",
+    );
+    status.details = Some(StatusDetails::default());
     status.into()
 }
 

@@ -334,7 +334,13 @@ async fn list_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
         Output::PartialObjectMetadataList(version) => {
             partial::list(result.page.items.iter().map(|o| o.json()), &meta, version)
         }
-        _ => list_json(&ctx.info, &result.page.items, &meta),
+        _ => {
+            if !ctx.info.strategic_merge && result.continue_token.is_none() {
+                // Custom resources' lists are unstructured, whose `continue` is never omitted.
+                meta["continue"] = json!("");
+            }
+            list_json(&ctx.info, &result.page.items, &meta)
+        }
     };
     Ok(body::json(StatusCode::OK, list))
 }
@@ -524,9 +530,14 @@ fn delete_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
             Bytes::copy_from_slice(obj.json()),
         )),
         Deleted::Removed(obj) => {
+            let mut details =
+                json!({"name": obj.name(), "kind": ctx.info.plural, "uid": obj.uid()});
+            if !ctx.info.group.is_empty() {
+                details["group"] = ctx.info.group.clone().into();
+            }
             let status = json!({
                 "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                "details": {"name": obj.name(), "group": ctx.info.group, "kind": ctx.info.plural, "uid": obj.uid()}
+                "details": details
             });
             Ok(body::json(
                 StatusCode::OK,

@@ -49,6 +49,7 @@ pub fn patch_type(info: &ResourceInfo, content_type: &str) -> ApiResult<PatchTyp
         MERGE => PatchType::Merge,
         STRATEGIC if info.strategic_merge => PatchType::Strategic,
         APPLY => PatchType::Apply,
+        _ if info.strategic_merge => return Err(errors::unsupported_patch_type()),
         _ => return Err(errors::unsupported_media_type(accepted)),
     };
     Ok(t)
@@ -125,5 +126,19 @@ mod tests {
             PatchType::Merge
         );
         assert_eq!(patch_type(&cr, "text/plain").unwrap_err().code(), 415);
+    }
+
+    #[test]
+    fn other_types_are_refused_tersely_for_built_ins() {
+        // Observed on kube-apiserver 1.36.2: go-restful refuses the content type before
+        // the patch handler runs.
+        let builtin = crate::resources::builtins().remove(1);
+        let e = patch_type(&builtin, "text/plain").unwrap_err();
+        assert_eq!(e.code(), 415);
+        assert_eq!(e.status.message, "415: Unsupported Media Type");
+        assert_eq!(
+            serde_json::to_value(&*e.status).unwrap()["details"],
+            serde_json::json!({})
+        );
     }
 }

@@ -90,7 +90,7 @@ pub fn create(
         ));
     }
     if !meta_str(&obj, "resourceVersion").is_empty() {
-        return Err(errors::internal(
+        return Err(errors::unclassified(
             "resourceVersion should not be set on objects to be created",
         ));
     }

@@ -115,10 +115,10 @@ fn check_preconditions(
         if uid != obj.uid() {
             return Err(errors::conflict(
                 &info.group,
-                &info.plural,
+                &info.kind,
                 name,
                 &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
                     obj.uid()
                 ),
             ));
@@ -128,10 +128,10 @@ fn check_preconditions(
         if rv != obj.rv().to_string() {
             return Err(errors::conflict(
                 &info.group,
-                &info.plural,
+                &info.kind,
                 name,
                 &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
                     obj.rv()
                 ),
             ));

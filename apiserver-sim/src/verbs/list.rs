@@ -61,6 +61,19 @@ pub struct ListOptions {
     pub send_initial_events: Option<bool>,
 }
 
+/// The message for a field selector on `field`, which `info` does not support: built-in
+/// types without a field label conversion of their own answer with apimachinery's
+/// `DefaultMetaV1FieldSelectorConversion`, the others with `field label not supported`.
+fn unsupported_field(info: &ResourceInfo, field: &str) -> String {
+    if info.strategic_merge && info.selectable_fields.is_empty() {
+        format!(
+            r#""{field}" is not a known field selector: only "metadata.name", "metadata.namespace""#
+        )
+    } else {
+        format!("field label not supported: {field}")
+    }
+}
+
 fn parse_bool(name: &str, v: &str) -> ApiResult<bool> {
     match v {
         "true" | "1" | "True" | "TRUE" | "t" | "T" => Ok(true),
@@ -98,10 +111,7 @@ impl ListOptions {
                         .iter()
                         .find(|r| !info.field_selectable(&r.field))
                     {
-                        return Err(errors::bad_request(format!(
-                            "field label not supported: {}",
-                            bad.field
-                        )));
+                        return Err(errors::bad_request(unsupported_field(info, &bad.field)));
                     }
                 }
                 "resourceVersion" => o.resource_version = Some(v.clone()).filter(|s| !s.is_empty()),
@@ -418,6 +428,15 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.code(), 422);
         let e = ListOptions::parse(&info, &q(&[("fieldSelector", "spec.x=y")]), false, true)
+            .unwrap_err();
+        // Observed on kube-apiserver 1.36.2: ConfigMaps have no field label conversion of
+        // their own, Pods do.
+        assert_eq!(
+            e.status.message,
+            r#""spec.x" is not a known field selector: only "metadata.name", "metadata.namespace""#
+        );
+        let pods = crate::resources::builtins().remove(3);
+        let e = ListOptions::parse(&pods, &q(&[("fieldSelector", "spec.x=y")]), false, true)
             .unwrap_err();
         assert_eq!(e.status.message, "field label not supported: spec.x");
         assert_eq!(

@@ -10,6 +10,7 @@ mod kubectl;
 mod limits;
 mod list;
 mod manifests;
+mod observed;
 mod partial;
 mod patch;
 mod scale;
