@@ -1,0 +1,506 @@
+//! The script: every step sent to both servers, in order. `{ns}` is the test's namespace,
+//! `{pages}` a second one for lists and watches, `{group}` the custom resources' API group;
+//! other placeholders are values saved from the same server's earlier answers. This module
+//! holds the writes (create, update, patch, apply, delete); `script_lists` the lists and
+//! watches, `script_crds` unknown paths and custom resources.
+//!
+//! Steps are claimed unless marked `known_difference`, or unless a field is marked `known`:
+//! the reasons below are the known differences, the README's "Known differences from
+//! kube-apiserver 1.36" table lists them as this check prints them.
+
+use http::Method;
+use serde_json::{Value, json};
+
+use super::step::{Pick, Step};
+
+pub const MANAGED_FIELDS: &str = "no managedFields";
+pub const APPLY_CONFLICTS: &str = "server-side apply never answers a field-manager conflict (409)";
+pub const LIST_ITEM_KIND: &str = "items of built-in lists carry apiVersion and kind";
+pub const UNKNOWN_PATHS: &str =
+    "an unserved group answers a JSON 404 Status, the real server text/plain `404 page not found`";
+pub const LAST_FINALIZER: &str =
+    "removing the last finalizer sends MODIFIED then DELETED, the real server one DELETED";
+pub const CR_SCHEMAS: &str = "custom resource schemas are neither enforced nor used for pruning";
+pub const DELETE_ANSWERS: &str =
+    "DELETE of a Pod or a CRD answers a Success Status, the real server the object";
+pub const SMP_ORDER: &str =
+    "strategic merge appends new list items, the real server puts the patch's items first";
+pub const DEFAULTS: &str =
+    "built-in defaults (containers, CRD conversion) and the namespace name label are not set";
+pub const OTHER_RESOURCES: &str = "other built-in resources (StatefulSets, ...) are not served";
+pub const YAML_BODIES: &str = "YAML apply bodies are refused (400)";
+pub const PROTOBUF: &str =
+    "the 415 to a create body of another type lists only what the sim accepts (no protobuf)";
+pub const STORAGE_ERRORS: &str =
+    "an update changing the uid answers a plain message, not etcd3's StorageError text";
+pub const DECODER_WORDING: &str = "errors decoding a body are worded differently from Go's";
+pub const JSON_PATCH_FAILURE: &str =
+    "a failed JSON patch `test` answers its own message, the real server a generic one";
+
+pub const CM: &str = "/api/v1/namespaces/{ns}/configmaps";
+pub const APPLY: &str = "application/apply-patch+yaml";
+pub const MERGE: &str = "application/merge-patch+json";
+pub const JSON_PATCH: &str = "application/json-patch+json";
+pub const STRATEGIC: &str = "application/strategic-merge-patch+json";
+
+/// Every step, in order.
+pub fn steps() -> Vec<Step> {
+    let mut s = Vec::new();
+    s.extend(creates());
+    s.extend(updates());
+    s.extend(patches());
+    s.extend(apply());
+    s.extend(super::script_lists::lists());
+    s.extend(super::script_lists::watches());
+    s.extend(deletes());
+    s.extend(super::script_crds::unknown_paths());
+    s.extend(super::script_crds::custom_resources());
+    s
+}
+
+pub fn cm(name: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data})
+}
+
+pub fn get(name: &'static str, behaviour: &'static str, path: &str) -> Step {
+    Step::call(name, behaviour, Method::GET, path, None)
+}
+
+pub fn post(name: &'static str, behaviour: &'static str, path: &str, body: Value) -> Step {
+    Step::call(name, behaviour, Method::POST, path, Some(body))
+}
+
+pub fn put(name: &'static str, behaviour: &'static str, path: &str, body: Value) -> Step {
+    Step::call(name, behaviour, Method::PUT, path, Some(body))
+}
+
+pub fn delete(name: &'static str, behaviour: &'static str, path: &str) -> Step {
+    Step::call(name, behaviour, Method::DELETE, path, None)
+}
+
+pub fn patch(
+    name: &'static str,
+    behaviour: &'static str,
+    path: &str,
+    content_type: &'static str,
+    body: Value,
+) -> Step {
+    let body = body.to_string();
+    Step::raw(name, behaviour, Method::PATCH, path, content_type, &body)
+}
+
+fn creates() -> Vec<Step> {
+    let bad_rv = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "x", "resourceVersion": "12"}});
+    let other_ns = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "x", "namespace": "{pages}"}});
+    vec![
+        post(
+            "namespace/create",
+            "create: namespace Active with spec.finalizers",
+            "/api/v1/namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "{pages}"}}),
+        )
+        .known("/body/metadata/labels", DEFAULTS),
+        get(
+            "namespace/get-missing",
+            "get: NotFound",
+            "/api/v1/namespaces/{ns}-missing",
+        ),
+        post(
+            "create/configmap",
+            "create",
+            CM,
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "cm-a", "labels": {"app": "diff"}}, "data": {"k": "v"}}),
+        )
+        .save("cm_a_rv1", "/metadata/resourceVersion"),
+        post(
+            "create/generate-name",
+            "create: generateName",
+            CM,
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"generateName": "gen-"}, "data": {"g": "1"}}),
+        )
+        .generated("gen", "gen-"),
+        post(
+            "create/already-exists",
+            "create: AlreadyExists 409",
+            CM,
+            cm("cm-a", json!({})),
+        ),
+        post(
+            "create/invalid-name",
+            "create: DNS-1123 name validation, 422 Invalid with causes",
+            CM,
+            cm("Bad_Name", json!({})),
+        ),
+        post(
+            "create/no-name",
+            "create: missing name 422",
+            CM,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}),
+        ),
+        post(
+            "create/namespace-mismatch",
+            "create: body/URL namespace mismatch 400",
+            CM,
+            other_ns,
+        ),
+        post(
+            "create/missing-namespace",
+            "create: namespace must exist 404",
+            "/api/v1/namespaces/{ns}-missing/configmaps",
+            cm("x", json!({})),
+        ),
+        post(
+            "create/with-resource-version",
+            "create: resourceVersion set 500",
+            CM,
+            bad_rv,
+        ),
+        Step::raw(
+            "create/malformed-json",
+            "malformed JSON answered with a 400 Status",
+            Method::POST,
+            CM,
+            "application/json",
+            "{not json",
+        )
+        .known("/body/message", DECODER_WORDING),
+        Step::raw(
+            "create/unsupported-type",
+            "create: other body types 415",
+            Method::POST,
+            CM,
+            "text/plain",
+            "data",
+        )
+        .known("/body/message", PROTOBUF),
+        get("get/configmap", "get", &format!("{CM}/cm-a")),
+        get("get/missing", "get: NotFound", &format!("{CM}/missing")),
+    ]
+}
+
+fn updates() -> Vec<Step> {
+    let cm_a = &format!("{CM}/cm-a");
+    let with_rv = |rv: &str, value: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cm-a", "resourceVersion": rv, "labels": {"app": "diff"}},
+            "data": {"k": value}})
+    };
+    let other_uid = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cm-a", "uid": "00000000-0000-0000-0000-000000000000"}});
+    vec![
+        put(
+            "update/current-rv",
+            "update",
+            cm_a,
+            with_rv("{cm_a_rv1}", "v2"),
+        ),
+        put(
+            "update/stale-rv",
+            "update: stale resourceVersion 409 Conflict",
+            cm_a,
+            with_rv("{cm_a_rv1}", "stale"),
+        ),
+        put(
+            "update/without-rv",
+            "update: no resourceVersion is unconditional",
+            cm_a,
+            with_rv("", "v3"),
+        ),
+        put(
+            "update/missing",
+            "update: NotFound",
+            &format!("{CM}/nope"),
+            cm("nope", json!({})),
+        ),
+        put(
+            "update/name-mismatch",
+            "update: body/URL name mismatch",
+            cm_a,
+            cm("other", json!({})),
+        ),
+        put(
+            "update/uid-mismatch",
+            "update: immutable metadata (uid)",
+            cm_a,
+            other_uid,
+        )
+        .known("/body/message", STORAGE_ERRORS),
+    ]
+}
+
+fn patches() -> Vec<Step> {
+    let cm_a = &format!("{CM}/cm-a");
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [
+                    {"name": "app", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}]}}}});
+    let containers = "/spec/template/spec/containers";
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"automountServiceAccountToken": false,
+            "containers": [{"name": "c", "image": "busybox:1"}]}});
+    vec![
+        patch(
+            "patch/merge",
+            "patch: merge",
+            cm_a,
+            MERGE,
+            json!({"metadata": {"labels": {"tier": "x"}}, "data": {"m": "1", "k": null}}),
+        ),
+        patch(
+            "patch/json",
+            "patch: JSON patch",
+            cm_a,
+            JSON_PATCH,
+            json!([{"op": "add", "path": "/data/j", "value": "1"},
+                {"op": "replace", "path": "/data/m", "value": "2"},
+                {"op": "remove", "path": "/metadata/labels/tier"}]),
+        ),
+        patch(
+            "patch/json-test-fails",
+            "patch: JSON patch failed operation 422",
+            cm_a,
+            JSON_PATCH,
+            json!([{"op": "test", "path": "/data/j", "value": "nope"}]),
+        )
+        .known("/body/message", JSON_PATCH_FAILURE)
+        .known("/body/details", JSON_PATCH_FAILURE),
+        patch(
+            "patch/json-malformed",
+            "patch: malformed JSON patch 400",
+            cm_a,
+            JSON_PATCH,
+            json!({"op": "add"}),
+        )
+        .known("/body/message", DECODER_WORDING),
+        patch(
+            "patch/merge-missing",
+            "patch: NotFound",
+            &format!("{CM}/nope"),
+            MERGE,
+            json!({"data": {"a": "b"}}),
+        ),
+        Step::raw(
+            "patch/unsupported-type",
+            "patch: other types 415",
+            Method::PATCH,
+            cm_a,
+            "text/plain",
+            "data",
+        ),
+        post(
+            "create/deployment",
+            "create (the fields written)",
+            "/apis/apps/v1/namespaces/{ns}/deployments",
+            deployment,
+        )
+        .picks(&[
+            Pick::At("/metadata/name"),
+            Pick::At("/metadata/generation"),
+            Pick::At("/spec/replicas"),
+            Pick::At("/spec/selector"),
+            Pick::At("/spec/template/metadata"),
+            Pick::Order(containers),
+            Pick::At("/spec/template/spec/containers/0/image"),
+        ]),
+        with_container_defaults(
+            patch(
+                "patch/strategic-deployment",
+                "patch: strategic merge by merge key",
+                "/apis/apps/v1/namespaces/{ns}/deployments/web",
+                STRATEGIC,
+                json!({"spec": {"replicas": 2, "template": {"spec": {"containers": [
+                    {"name": "sidecar", "image": "busybox:1"},
+                    {"name": "app", "env": [{"name": "B", "value": "2"}]}]}}}}),
+            )
+            .picks(&[
+                Pick::At("/metadata/generation"),
+                Pick::At("/spec/replicas"),
+                Pick::Order(containers),
+                Pick::SortedByName(containers),
+            ])
+            .known("/body/order(spec.template.spec.containers)", SMP_ORDER),
+            "sorted(spec.template.spec.containers)",
+        ),
+        post(
+            "create/pod",
+            "create: Pod status.phase Pending (the fields written)",
+            "/api/v1/namespaces/{ns}/pods",
+            pod,
+        )
+        .picks(&[
+            Pick::At("/metadata/name"),
+            Pick::Names("/spec/containers"),
+            Pick::At("/status/phase"),
+        ]),
+        with_container_defaults(
+            patch(
+                "patch/strategic-pod",
+                "patch: strategic merge on a Pod",
+                "/api/v1/namespaces/{ns}/pods/p",
+                STRATEGIC,
+                json!({"metadata": {"labels": {"a": "b"}},
+                    "spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}),
+            )
+            .picks(&[
+                Pick::At("/metadata/labels"),
+                Pick::SortedByName("/spec/containers"),
+            ]),
+            "sorted(spec.containers)",
+        ),
+    ]
+}
+
+/// The container fields the real server defaults, known differences under `containers`
+/// (a compared label such as `sorted(spec.containers)`).
+fn with_container_defaults(mut step: Step, containers: &str) -> Step {
+    for field in [
+        "imagePullPolicy",
+        "resources",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+    ] {
+        step = step.known(format!("/body/{containers}/*/{field}"), DEFAULTS);
+    }
+    step
+}
+
+fn apply() -> Vec<Step> {
+    let applied = &format!("{CM}/applied");
+    let body = |v: &str| cm("applied", json!({"a": v})).to_string();
+    let apply = |name, behaviour, query: &str, value: &str| {
+        let path = format!("{applied}{query}");
+        Step::raw(name, behaviour, Method::PATCH, &path, APPLY, &body(value))
+    };
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"6\"\n";
+    vec![
+        apply(
+            "apply/create",
+            "patch: apply with fieldManager creates",
+            "?fieldManager=alice",
+            "1",
+        )
+        .managed_fields()
+        .known("/body/metadata/managedFields", MANAGED_FIELDS),
+        apply(
+            "apply/same-manager",
+            "patch: apply merges",
+            "?fieldManager=alice",
+            "2",
+        )
+        .managed_fields()
+        .known("/body/metadata/managedFields", MANAGED_FIELDS),
+        apply(
+            "apply/conflict",
+            "patch: apply by another manager",
+            "?fieldManager=bob",
+            "3",
+        )
+        .known_difference(APPLY_CONFLICTS),
+        apply(
+            "apply/force",
+            "patch: apply with force",
+            "?fieldManager=bob&force=true",
+            "4",
+        )
+        .managed_fields()
+        .known("/body/metadata/managedFields", MANAGED_FIELDS),
+        apply(
+            "apply/no-field-manager",
+            "patch: apply needs fieldManager 422",
+            "",
+            "5",
+        ),
+        Step::raw(
+            "apply/yaml-body",
+            "patch: apply with a YAML body",
+            Method::PATCH,
+            &format!("{applied}?fieldManager=bob"),
+            APPLY,
+            yaml,
+        )
+        .known_difference(YAML_BODIES),
+    ]
+}
+
+/// Selects the object named `fin`.
+const FIN: &str = "metadata.name%3Dfin";
+
+fn deletes() -> Vec<Step> {
+    let fin = &format!("{CM}/fin");
+    let with_finalizer = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "fin", "finalizers": ["example.com/hold"]}});
+    let precondition = |preconditions: Value| {
+        Some(json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions}))
+    };
+    let gen_path = &format!("{CM}/{{gen}}");
+    vec![
+        post("delete/create-with-finalizer", "create", CM, with_finalizer)
+            .save("fin_rv", "/metadata/resourceVersion"),
+        Step::watch(
+            "delete/open-watch",
+            "watch",
+            "fin",
+            &format!(
+                "{CM}?watch=true&fieldSelector={FIN}&resourceVersion={{fin_rv}}&timeoutSeconds=60"
+            ),
+        ),
+        delete(
+            "delete/with-finalizer",
+            "delete: finalizers keep the object, deletionTimestamp set",
+            fin,
+        ),
+        get("delete/get-terminating", "get", fin),
+        patch(
+            "delete/remove-last-finalizer",
+            "patch: merge on an object being deleted",
+            fin,
+            MERGE,
+            json!({"metadata": {"finalizers": null}}),
+        ),
+        get("delete/get-after-finalizers", "get: NotFound", fin),
+        Step::collect(
+            "delete/watch-last-finalizer",
+            "watch: the last finalizer removed",
+            "fin",
+            super::client::Until::Deleted("fin"),
+        )
+        .picks(&[Pick::At("/metadata/finalizers")])
+        .known_difference(LAST_FINALIZER),
+        delete(
+            "delete/configmap",
+            "delete: immediate deletes answer a Success Status",
+            &format!("{CM}/cm-a"),
+        ),
+        delete("delete/missing", "delete: NotFound", &format!("{CM}/cm-a")),
+        Step::call(
+            "delete/precondition-uid",
+            "delete: preconditions 409",
+            Method::DELETE,
+            gen_path,
+            precondition(json!({"uid": "00000000-0000-0000-0000-000000000000"})),
+        ),
+        Step::call(
+            "delete/precondition-rv",
+            "delete: preconditions 409",
+            Method::DELETE,
+            gen_path,
+            precondition(json!({"resourceVersion": "1"})),
+        ),
+        delete(
+            "delete/pod",
+            "delete: a Pod",
+            "/api/v1/namespaces/{ns}/pods/p",
+        )
+        .picks(&[
+            Pick::At("/metadata/name"),
+            Pick::At("/metadata/deletionTimestamp"),
+        ])
+        .known_difference(DELETE_ANSWERS),
+    ]
+}

@@ -1,0 +1,156 @@
+//! The script's unknown paths and custom resources: a CRD created, waited for until
+//! Established on both servers, its custom resources used, the CRD deleted.
+
+use http::Method;
+use serde_json::{Value, json};
+
+use super::script::{
+    APPLY, CR_SCHEMAS, DEFAULTS, DELETE_ANSWERS, MANAGED_FIELDS, MERGE, OTHER_RESOURCES, STRATEGIC,
+    UNKNOWN_PATHS, delete, get, patch, post,
+};
+use super::step::{Pick, Step};
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const WIDGETS: &str = "/apis/{group}/v1/namespaces/{ns}/widgets";
+
+pub fn unknown_paths() -> Vec<Step> {
+    vec![
+        get(
+            "unknown/group",
+            "an unknown group",
+            "/apis/nope.example.com/v1/things",
+        )
+        .known_difference(UNKNOWN_PATHS),
+        get(
+            "unknown/version",
+            "an unknown version of a served group: 404 NotFound",
+            "/apis/apps/v9/namespaces/{ns}/deployments",
+        ),
+        get(
+            "unknown/resource",
+            "an unknown resource of a served version: 404 NotFound",
+            "/api/v1/namespaces/{ns}/nothings",
+        ),
+        get(
+            "unknown/unserved-builtin",
+            "a built-in resource the sim does not serve",
+            "/apis/apps/v1/namespaces/{ns}/statefulsets",
+        )
+        .known_difference(OTHER_RESOURCES),
+    ]
+}
+
+fn widget(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "{group}/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec})
+}
+
+pub fn custom_resources() -> Vec<Step> {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.{group}"},
+        "spec": {"group": "{group}", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema}]}});
+    let w1 = &format!("{WIDGETS}/w1");
+    let cr_page = "list: limit, continue, remainingItemCount (custom resource)";
+    vec![
+        get(
+            "crd/before-it-exists",
+            "a custom resource before its CRD",
+            WIDGETS,
+        )
+        .known_difference(UNKNOWN_PATHS),
+        post(
+            "crd/create",
+            "create: a CRD (the fields written)",
+            CRDS,
+            crd,
+        )
+        .picks(&[Pick::At("/metadata/name"), Pick::At("/spec")])
+        .known("/body/spec/conversion", DEFAULTS),
+        Step::wait_established(
+            "crd/established",
+            "CRD: Established",
+            &format!("{CRDS}/widgets.{{group}}"),
+        ),
+        post(
+            "cr/create",
+            "create: a custom resource",
+            WIDGETS,
+            widget("w1", json!({"size": 1})),
+        ),
+        get("cr/get", "get: a custom resource", w1),
+        get(
+            "cr/list",
+            "list: a custom resource (items carry apiVersion/kind)",
+            WIDGETS,
+        ),
+        patch(
+            "cr/merge-patch",
+            "patch: merge on a custom resource",
+            w1,
+            MERGE,
+            json!({"spec": {"size": 2}}),
+        ),
+        patch(
+            "cr/strategic-patch",
+            "patch: strategic merge on a custom resource 415",
+            w1,
+            STRATEGIC,
+            json!({"spec": {"size": 3}}),
+        ),
+        Step::raw(
+            "cr/unsupported-type",
+            "patch: other types 415 (custom resource)",
+            Method::PATCH,
+            w1,
+            "text/plain",
+            "data",
+        ),
+        get(
+            "cr/unsupported-field-selector",
+            "list: unsupported field selector of a custom resource 400",
+            &format!("{WIDGETS}?fieldSelector=spec.size%3D1"),
+        ),
+        Step::raw(
+            "cr/apply",
+            "patch: apply creates a custom resource",
+            Method::PATCH,
+            &format!("{WIDGETS}/w2?fieldManager=alice"),
+            APPLY,
+            &widget("w2", json!({"size": 4})).to_string(),
+        )
+        .managed_fields()
+        .known("/body/metadata/managedFields", MANAGED_FIELDS),
+        get("cr/list-limit", cr_page, &format!("{WIDGETS}?limit=1"))
+            .save("cr_cont", "/metadata/continue"),
+        get(
+            "cr/list-limit-last",
+            cr_page,
+            &format!("{WIDGETS}?limit=1&continue={{cr_cont}}"),
+        ),
+        post(
+            "cr/schema-violation",
+            "create: schema validation",
+            WIDGETS,
+            widget("w3", json!({"size": "big"})),
+        )
+        .known_difference(CR_SCHEMAS),
+        post(
+            "cr/unknown-field",
+            "create: pruning unknown fields",
+            WIDGETS,
+            widget("w4", json!({"size": 1, "colour": "red"})),
+        )
+        .known_difference(CR_SCHEMAS),
+        delete(
+            "crd/delete",
+            "delete: a CRD",
+            &format!("{CRDS}/widgets.{{group}}"),
+        )
+        .picks(&[Pick::At("/metadata/name"), Pick::At("/metadata/finalizers")])
+        .known_difference(DELETE_ANSWERS),
+    ]
+}

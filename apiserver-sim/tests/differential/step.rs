@@ -1,0 +1,464 @@
+//! The steps of the script, what each one compares, and running one step on one server.
+//!
+//! A step is one request (or a watch opened, or a watch's events read, or a bounded wait),
+//! written once with placeholders (`{ns}`, `{cm_a_rv}`, ...) that each server fills from its
+//! own earlier answers, so that both servers get the same requests in the same order.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use http::Method;
+use serde_json::{Map, Value, json};
+
+use super::client::{Answer, Server, Until, Watch};
+use super::normalize::{Volatile, normalize};
+
+/// Bound on reading a watch's expected events.
+const WATCH_BOUND: Duration = Duration::from_secs(10);
+/// Bound on waiting for a CRD to be established.
+const ESTABLISHED_BOUND: Duration = Duration::from_secs(30);
+
+/// Whether the sim claims the behaviour a step exercises.
+#[derive(Debug, Clone, Copy)]
+pub enum Claim {
+    /// Listed under "Implemented" in the sim's README: a difference fails the check.
+    Claimed,
+    /// A known difference (the README's "Not implemented" table, or a cause still to fix),
+    /// with a short reason: differences are printed, never failed on.
+    Known(&'static str),
+}
+
+/// What a step does.
+pub enum Action {
+    Request {
+        method: Method,
+        path: String,
+        content_type: Option<&'static str>,
+        body: Option<String>,
+    },
+    /// Opens watch `id` (its answer compared: status, content type).
+    OpenWatch { id: &'static str, path: String },
+    /// Reads watch `id` until `until` (bounded).
+    Collect { id: &'static str, until: Until },
+    /// Polls GET `path` (bounded) until the CRD's `Established` condition is `True`.
+    WaitEstablished { path: String },
+}
+
+/// What part of an object answer is compared (Status answers are always compared whole).
+#[derive(Clone)]
+pub enum Pick {
+    /// The value at a JSON pointer.
+    At(&'static str),
+    /// The `name`s of the items of the array at a pointer, in order.
+    Names(&'static str),
+    /// The array at a pointer with it and every array of named items inside sorted by
+    /// `name`: the merged content, whatever the order.
+    SortedByName(&'static str),
+    /// The order of the named items of the array at a pointer (`names`), and of every array
+    /// of named items inside them (`app.env`: the `env` names of item `app`).
+    Order(&'static str),
+}
+
+/// One step of the script.
+pub struct Step {
+    pub name: &'static str,
+    /// The sim behaviour the step exercises.
+    pub behaviour: &'static str,
+    pub claim: Claim,
+    pub action: Action,
+    /// `None`: the whole (normalized) body; else these parts of an object answer.
+    pub picks: Option<Vec<Pick>>,
+    /// Differences under these paths (`*` matches one segment) are known ones, with their
+    /// reason, even in a claimed step.
+    pub known_fields: Vec<(String, &'static str)>,
+    /// (variable, JSON pointer into the answer): saved per server for later placeholders.
+    pub saves: Vec<(&'static str, &'static str)>,
+    /// (variable, generateName prefix): saves `metadata.name` and stands it for
+    /// `<prefix><suffix>` in everything compared afterwards.
+    pub generated: Option<(&'static str, &'static str)>,
+    pub keep_managed_fields: bool,
+}
+
+impl Step {
+    /// A claimed step (see [`Step::known_difference`]).
+    fn new(name: &'static str, behaviour: &'static str, action: Action) -> Step {
+        Step {
+            name,
+            behaviour,
+            claim: Claim::Claimed,
+            action,
+            picks: None,
+            known_fields: Vec::new(),
+            saves: Vec::new(),
+            generated: None,
+            keep_managed_fields: false,
+        }
+    }
+
+    /// A request with an optional JSON body (`application/json` unless `content_type`).
+    pub fn call(
+        name: &'static str,
+        behaviour: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Step {
+        let content_type = body.as_ref().map(|_| "application/json");
+        let action = Action::Request {
+            method,
+            path: path.to_owned(),
+            content_type,
+            body: body.map(|b| b.to_string()),
+        };
+        Step::new(name, behaviour, action)
+    }
+
+    /// A request whose body is sent as is, with this content type.
+    pub fn raw(
+        name: &'static str,
+        behaviour: &'static str,
+        method: Method,
+        path: &str,
+        content_type: &'static str,
+        body: &str,
+    ) -> Step {
+        let action = Action::Request {
+            method,
+            path: path.to_owned(),
+            content_type: Some(content_type),
+            body: Some(body.to_owned()),
+        };
+        Step::new(name, behaviour, action)
+    }
+
+    pub fn watch(
+        name: &'static str,
+        behaviour: &'static str,
+        id: &'static str,
+        path: &str,
+    ) -> Step {
+        let path = path.to_owned();
+        Step::new(name, behaviour, Action::OpenWatch { id, path })
+    }
+
+    pub fn collect(
+        name: &'static str,
+        behaviour: &'static str,
+        id: &'static str,
+        until: Until,
+    ) -> Step {
+        Step::new(name, behaviour, Action::Collect { id, until })
+    }
+
+    pub fn wait_established(name: &'static str, behaviour: &'static str, path: &str) -> Step {
+        let path = path.to_owned();
+        Step::new(name, behaviour, Action::WaitEstablished { path })
+    }
+
+    /// Marks the whole step as a known difference, for `why`.
+    pub fn known_difference(mut self, why: &'static str) -> Step {
+        self.claim = Claim::Known(why);
+        self
+    }
+
+    pub fn picks(mut self, picks: &[Pick]) -> Step {
+        self.picks = Some(picks.to_vec());
+        self
+    }
+
+    pub fn known(mut self, path: impl Into<String>, why: &'static str) -> Step {
+        self.known_fields.push((path.into(), why));
+        self
+    }
+
+    pub fn save(mut self, var: &'static str, pointer: &'static str) -> Step {
+        self.saves.push((var, pointer));
+        self
+    }
+
+    pub fn generated(mut self, var: &'static str, prefix: &'static str) -> Step {
+        self.generated = Some((var, prefix));
+        self
+    }
+
+    pub fn managed_fields(mut self) -> Step {
+        self.keep_managed_fields = true;
+        self
+    }
+
+    /// The request as recorded: method, path, content type, body (with `ctx`'s values).
+    pub fn describe(&self, ctx: &Ctx) -> String {
+        match &self.action {
+            Action::Request {
+                method,
+                path,
+                content_type,
+                body,
+            } => {
+                let mut line = format!("{method} {}", ctx.fill(path));
+                if let (Some(ct), Some(body)) = (content_type, body) {
+                    line.push_str(&format!(" [{ct}] {}", ctx.fill(body)));
+                }
+                line
+            }
+            Action::OpenWatch { id, path } => format!("GET {} (watch {id})", ctx.fill(path)),
+            Action::Collect { id, until } => format!("read watch {id} until {until:?}"),
+            Action::WaitEstablished { path } => format!("GET {} until Established", ctx.fill(path)),
+        }
+    }
+}
+
+/// One server's side of the run: its client, the values its answers gave, its open watches.
+pub struct Ctx {
+    pub server: Server,
+    pub vars: HashMap<String, String>,
+    pub volatile: Volatile,
+    watches: HashMap<&'static str, Watch>,
+}
+
+impl Ctx {
+    pub fn new(server: Server, vars: &[(&str, &str)]) -> Ctx {
+        Ctx {
+            server,
+            vars: vars
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            volatile: Volatile::default(),
+            watches: HashMap::new(),
+        }
+    }
+
+    /// `text` with each `{var}` replaced by this server's value.
+    pub fn fill(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let ident_len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if ident_len > 0 && after[ident_len..].starts_with('}') {
+                let var = &after[..ident_len];
+                let value = self
+                    .vars
+                    .get(var)
+                    .unwrap_or_else(|| panic!("{}: no value for {{{var}}} yet", self.server.label));
+                out.push_str(value);
+                rest = &after[ident_len + 1..];
+            } else {
+                out.push('{');
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Runs `step` on this server and returns what is compared.
+    pub async fn run(&mut self, step: &Step) -> Value {
+        match &step.action {
+            Action::Request {
+                method,
+                path,
+                content_type,
+                body,
+            } => {
+                let path = self.fill(path);
+                let body = body.as_deref().map(|b| self.fill(b));
+                let answer = self
+                    .server
+                    .request(
+                        method,
+                        &path,
+                        *content_type,
+                        body.as_deref().map(str::as_bytes),
+                    )
+                    .await;
+                self.after_answer(step, &answer.json());
+                self.view(step, &answer)
+            }
+            Action::OpenWatch { id, path } => {
+                let path = self.fill(path);
+                let (answer, watch) = self.server.watch(&path).await;
+                if let Some(watch) = watch {
+                    self.watches.insert(id, watch);
+                }
+                self.view(step, &answer)
+            }
+            Action::Collect { id, until } => {
+                let label = self.server.label;
+                let watch = self
+                    .watches
+                    .get_mut(id)
+                    .unwrap_or_else(|| panic!("{label}: watch {id} is not open"));
+                let events = watch.collect(*until, WATCH_BOUND).await;
+                events.iter().for_each(|e| self.volatile.learn_uids(e));
+                let events = events
+                    .iter()
+                    .map(|e| self.event_view(step, e))
+                    .collect::<Vec<_>>();
+                json!({ "events": events })
+            }
+            Action::WaitEstablished { path } => {
+                let path = self.fill(path);
+                let deadline = tokio::time::Instant::now() + ESTABLISHED_BOUND;
+                loop {
+                    let answer = self.server.request(&Method::GET, &path, None, None).await;
+                    let crd = answer.json();
+                    let established = crd["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|c| c["type"] == "Established")
+                        .map(|c| c["status"].clone());
+                    if established == Some(Value::from("True"))
+                        || tokio::time::Instant::now() >= deadline
+                    {
+                        return json!({ "status": answer.status, "established": established });
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    fn after_answer(&mut self, step: &Step, body: &Value) {
+        self.volatile.learn_uids(body);
+        for (var, pointer) in &step.saves {
+            let value = match body.pointer(pointer) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            self.vars.insert((*var).to_owned(), value);
+        }
+        if let Some((var, prefix)) = step.generated
+            && let Some(name) = body["metadata"]["name"].as_str()
+        {
+            self.vars.insert(var.to_owned(), name.to_owned());
+            if name.starts_with(prefix) {
+                self.volatile.learn(name, &format!("{prefix}<suffix>"));
+            }
+        }
+    }
+
+    fn view(&self, step: &Step, answer: &Answer) -> Value {
+        let mut view = Map::new();
+        view.insert("code".into(), answer.status.into());
+        view.insert("contentType".into(), answer.content_type.clone().into());
+        let body: Value = match serde_json::from_slice::<Value>(&answer.body) {
+            Ok(body) => body,
+            Err(_) if answer.body.is_empty() => Value::Null,
+            Err(_) => String::from_utf8_lossy(&answer.body).trim().into(),
+        };
+        let mut body = match (&step.picks, body["kind"].as_str()) {
+            (Some(picks), Some(kind)) if kind != "Status" => apply_picks(&body, picks),
+            _ => body,
+        };
+        normalize(&mut body, &self.volatile, step.keep_managed_fields);
+        view.insert("body".into(), body);
+        Value::Object(view)
+    }
+
+    fn event_view(&self, step: &Step, event: &Value) -> Value {
+        let mut view = Map::new();
+        if let Some(type_) = event["type"].as_str() {
+            let object = &event["object"];
+            view.insert("type".into(), type_.into());
+            view.insert("name".into(), object["metadata"]["name"].clone());
+            if object["kind"] == "Status" {
+                for key in ["code", "reason", "message"] {
+                    view.insert(key.into(), object[key].clone());
+                }
+            }
+            if let Some(picks) = &step.picks {
+                view.extend(pick_map(object, picks));
+            }
+        } else {
+            view.insert("line".into(), event.clone());
+        }
+        let mut view = Value::Object(view);
+        normalize(&mut view, &self.volatile, step.keep_managed_fields);
+        view
+    }
+}
+
+fn pick_map(object: &Value, picks: &[Pick]) -> Map<String, Value> {
+    let mut out = Map::new();
+    for pick in picks {
+        let (label, value) = match pick {
+            Pick::At(p) => (dotted(p), object.pointer(p).cloned()),
+            Pick::Names(p) => (
+                format!("names({})", dotted(p)),
+                object
+                    .pointer(p)
+                    .and_then(Value::as_array)
+                    .map(|items| names(items)),
+            ),
+            Pick::SortedByName(p) => (
+                format!("sorted({})", dotted(p)),
+                object.pointer(p).cloned().map(|mut v| {
+                    sort_named(&mut v);
+                    v
+                }),
+            ),
+            Pick::Order(p) => (
+                format!("order({})", dotted(p)),
+                object.pointer(p).and_then(Value::as_array).map(|items| {
+                    let mut order = Map::new();
+                    order.insert("names".to_owned(), names(items));
+                    for item in items {
+                        let Some(fields) = item.as_object() else {
+                            continue;
+                        };
+                        for (key, nested) in fields {
+                            if let Some(nested) = nested.as_array().filter(|a| all_named(a)) {
+                                let label =
+                                    format!("{}.{key}", item["name"].as_str().unwrap_or(""));
+                                order.insert(label, names(nested));
+                            }
+                        }
+                    }
+                    Value::Object(order)
+                }),
+            ),
+        };
+        out.insert(label, value.unwrap_or(Value::Null));
+    }
+    out
+}
+
+fn names(items: &[Value]) -> Value {
+    items.iter().map(|i| i["name"].clone()).collect()
+}
+
+fn all_named(items: &[Value]) -> bool {
+    !items.is_empty() && items.iter().all(|i| i["name"].is_string())
+}
+
+/// Sorts every array of named items in `v` by name, recursively.
+fn sort_named(v: &mut Value) {
+    match v {
+        Value::Array(items) => {
+            items.iter_mut().for_each(sort_named);
+            if all_named(items) {
+                items.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+            }
+        }
+        Value::Object(fields) => fields.values_mut().for_each(sort_named),
+        _ => {}
+    }
+}
+
+/// `/spec/replicas` as `spec.replicas`, a label that is one segment of a compared path.
+fn dotted(pointer: &str) -> String {
+    pointer.trim_start_matches('/').replace('/', ".")
+}
+
+fn apply_picks(body: &Value, picks: &[Pick]) -> Value {
+    let mut out = pick_map(body, picks);
+    out.insert("kind".into(), body["kind"].clone());
+    Value::Object(out)
+}
