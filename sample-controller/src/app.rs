@@ -2,6 +2,14 @@
 //! REST client from the configuration, one shared informer factory handing out an informer
 //! per resource, an event recorder, and (optionally) leader election so that only one
 //! replica acts at a time.
+//!
+//! Leader election runs through a client of its own ([`LeaderElection::new`]), so renewals
+//! never queue behind the controller's requests in a shared throttle. When the lease is
+//! lost, the controller is fenced (its future dropped, every reconcile in flight with it) and
+//! [`App::run`] returns [`RunError::LostLeadership`]: the binary then exits non-zero, as
+//! kube-controller-manager does, and its Deployment restarts it as a fresh candidate. A clean
+//! shutdown drains the reconciles in flight for at most [`Options::drain_timeout`], then
+//! releases the lease.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +17,11 @@ use std::time::Duration;
 use clientgo_informer::{
     InformerMetrics, SharedIndexInformer, SharedInformerFactory, SharedInformerOptions,
 };
-use clientgo_leaderelection::{LeaderElectionConfig, LeaderElector, LeaseLock};
+use clientgo_leaderelection::{
+    Ended, LeaderElectionConfig, LeaderElector, LeaseLock, leader_election_client,
+};
 use clientgo_record::{EventBroadcaster, EventSource, RestEventSink};
-use clientgo_rest::RestClient;
+use clientgo_rest::{Config, RestClient};
 use clientgo_workqueue::{PrometheusMetricsProvider, QueueConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::registry::Registry;
@@ -29,8 +39,10 @@ pub struct Options {
     pub namespace: Option<String>,
     /// How often informers re-deliver their whole cache (client-go's resync period).
     pub resync: Duration,
-    /// Run only while holding this Lease (`namespace/name`), with this identity.
-    pub leader_election: Option<(String, String, String)>,
+    /// Run only while holding a Lease.
+    pub leader_election: Option<LeaderElection>,
+    /// How long a shutdown waits for the reconciles in flight before it cancels them.
+    pub drain_timeout: Duration,
 }
 
 impl Default for Options {
@@ -40,13 +52,71 @@ impl Default for Options {
             namespace: None,
             resync: Duration::from_secs(30),
             leader_election: None,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
         }
     }
 }
 
+/// The default drain timeout: half the default renew deadline, so a draining leader stops
+/// well before the elector's own bound.
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Which Lease to hold, as whom, with which timing, through which client.
+#[derive(Debug, Clone)]
+pub struct LeaderElection {
+    /// The Lease's namespace.
+    pub namespace: String,
+    /// The Lease's name.
+    pub name: String,
+    /// This replica's identity in the Lease.
+    pub identity: String,
+    /// The timing (client-go's defaults; the name and `release_on_cancel` are set here).
+    pub config: LeaderElectionConfig,
+    /// The client the Lease is read and written through: not the controller's.
+    pub client: RestClient,
+}
+
+impl LeaderElection {
+    /// The Lease `namespace/name` for `identity`, with client-go's timing and a client of its
+    /// own built from `config` (see [`leader_election_client`]).
+    pub fn new(
+        config: &Config,
+        namespace: impl Into<String>,
+        name: impl Into<String>,
+        identity: impl Into<String>,
+    ) -> Result<Self, clientgo_rest::Error> {
+        let election = LeaderElectionConfig {
+            name: CONTROLLER_NAME.to_owned(),
+            release_on_cancel: true,
+            ..LeaderElectionConfig::default()
+        };
+        Ok(Self {
+            namespace: namespace.into(),
+            name: name.into(),
+            identity: identity.into(),
+            client: leader_election_client(config, &election)?,
+            config: election,
+        })
+    }
+}
+
+/// Why [`App::run`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The controller could not be set up or stopped on an error.
+    #[error("{0}")]
+    Controller(String),
+    /// The lease was lost: the controller was fenced. The process should exit (non-zero) and
+    /// be restarted, as kube-controller-manager is.
+    #[error("lost the lease {lease}: stopped all work; exiting so that the replica restarts")]
+    LostLeadership {
+        /// The Lease, `namespace/name`.
+        lease: String,
+    },
+}
+
 /// A controller wired to its informers and event recorder, not yet running.
 pub struct App {
-    client: RestClient,
     options: Options,
     factory: SharedInformerFactory,
     foos: SharedIndexInformer<Foo>,
@@ -98,7 +168,6 @@ pub fn build(
         controller.stats().register(registry);
     }
     Ok(App {
-        client,
         options,
         factory,
         foos,
@@ -121,10 +190,9 @@ impl App {
     }
 
     /// Runs until `cancel`: informers, workers, and leader election when asked for. Returns
-    /// once everything has stopped.
-    pub async fn run(self, cancel: CancellationToken) -> Result<Arc<Controller>, String> {
+    /// once everything has stopped; after a lost lease, with [`RunError::LostLeadership`].
+    pub async fn run(self, cancel: CancellationToken) -> Result<Arc<Controller>, RunError> {
         let App {
-            client,
             options,
             factory,
             broadcaster,
@@ -136,34 +204,38 @@ impl App {
         let informers = CancellationToken::new();
         factory.start(&informers);
 
+        let drain = options.drain_timeout;
         let result = match options.leader_election.clone() {
-            None => {
-                controller
-                    .clone()
-                    .run(options.workers, cancel.clone())
-                    .await
-            }
-            Some((namespace, name, identity)) => {
-                let lock = LeaseLock::new(&client, namespace, name, identity);
-                let config = LeaderElectionConfig {
-                    name: CONTROLLER_NAME.to_owned(),
-                    release_on_cancel: true,
-                    ..LeaderElectionConfig::default()
-                };
-                let elector = LeaderElector::new(lock, config)
-                    .map_err(|e| e.to_string())?
+            None => controller
+                .clone()
+                .run(options.workers, drain, cancel.clone())
+                .await
+                .map_err(RunError::Controller),
+            Some(election) => {
+                let lease = format!("{}/{}", election.namespace, election.name);
+                let lock = LeaseLock::new(
+                    &election.client,
+                    election.namespace,
+                    election.name,
+                    election.identity,
+                );
+                let elector = LeaderElector::new(lock, election.config)
+                    .map_err(|e| RunError::Controller(e.to_string()))?
                     .on_new_leader(|holder| tracing::info!(holder, "new leader"));
                 let workers = options.workers;
                 let leader = controller.clone();
                 let ended = elector
                     .run(cancel.clone(), |leading| async move {
-                        if let Err(error) = leader.run(workers, leading).await {
+                        if let Err(error) = leader.run(workers, drain, leading).await {
                             tracing::error!(%error, "controller stopped");
                         }
                     })
                     .await;
                 tracing::info!(?ended, "leader election ended");
-                Ok(())
+                match ended {
+                    Ended::Lost => Err(RunError::LostLeadership { lease }),
+                    Ended::Cancelled | Ended::WorkFinished => Ok(()),
+                }
             }
         };
         informers.cancel();
@@ -178,6 +250,9 @@ pub async fn run(
     client: RestClient,
     options: Options,
     cancel: CancellationToken,
-) -> Result<Arc<Controller>, String> {
-    build(client, options, None)?.run(cancel).await
+) -> Result<Arc<Controller>, RunError> {
+    build(client, options, None)
+        .map_err(RunError::Controller)?
+        .run(cancel)
+        .await
 }

@@ -33,11 +33,21 @@
 //! 6. A failed reconcile puts the key back with a per-key exponential backoff; a successful one
 //!    `forget`s it. A panic in one reconcile is caught, counted and retried the same way; the
 //!    other keys keep flowing.
-//! 7. On shutdown (or lost leadership) the workers finish the reconciles in hand and start no
-//!    new one. Keys still queued are not lost: whoever runs next lists every Foo and
-//!    reconciles each, as on any start.
+//! 7. On shutdown the workers finish the reconciles in hand, for a bounded time (the drain
+//!    timeout), and start no new one; what is still running then is cancelled. Keys still
+//!    queued are not lost: whoever runs next lists every Foo and reconciles each, as on any
+//!    start.
+//! 8. On lost leadership nothing is finished: the controller's future is dropped (the fence,
+//!    see `clientgo_leaderelection`), and with it every reconcile in flight, so none of them
+//!    sends another write. That is why the workers are futures polled by the controller's
+//!    own task rather than tasks of their own: a spawned task outlives a dropped handle, a
+//!    future does not. Reconciles wait on the network, not the CPU, so one task serves them.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, Resource};
@@ -92,6 +102,8 @@ pub struct Stats {
     pub panicked: Counter,
     /// Writes sent to the API server.
     pub writes: Counter,
+    /// Reconciles cancelled in flight (a drain that ran out of time, or lost leadership).
+    pub cancelled: Counter,
     /// Reconciles running now.
     pub active: Gauge,
 }
@@ -119,6 +131,11 @@ impl Stats {
                 "sample_controller_api_writes",
                 "Writes sent to the API server",
                 &self.writes,
+            ),
+            (
+                "sample_controller_reconciles_cancelled",
+                "Reconciles cancelled in flight (a drain that ran out of time, or lost leadership)",
+                &self.cancelled,
             ),
         ] {
             registry.register(name, help, counter.clone());
@@ -235,10 +252,13 @@ impl Controller {
     }
 
     /// Runs `workers` workers until `cancel`, after the caches have synced; then stops taking
-    /// new keys, lets the workers finish what they hold, and returns.
+    /// new keys, lets the workers finish what they hold for at most `drain`, cancels what is
+    /// left, and returns. Dropping the returned future stops everything at once: no
+    /// reconcile outlives it.
     pub async fn run(
         self: Arc<Self>,
         workers: usize,
+        drain: Duration,
         cancel: CancellationToken,
     ) -> Result<(), String> {
         tracing::info!("waiting for informer caches to sync");
@@ -249,31 +269,40 @@ impl Controller {
             () = cancel.cancelled() => return Ok(()),
         }
         tracing::info!(workers, "caches synced; starting workers");
-        let handles: Vec<_> = (0..workers.max(1))
-            .map(|_| tokio::spawn(self.clone().run_worker()))
-            .collect();
-        cancel.cancelled().await;
-        tracing::info!("shutting down: draining in-flight work");
-        self.queue.shut_down_with_drain().await;
-        for handle in handles {
-            let _ = handle.await;
+        let mut pool = std::pin::pin!(join_all(
+            (0..workers.max(1))
+                .map(|_| Box::pin(self.run_worker()) as Worker<'_>)
+                .collect(),
+        ));
+        // Dropped first (declared last): a dropped controller shuts its queue down before its
+        // workers' held keys are released, so they are marked done rather than re-queued.
+        let _stop = ShutDownOnDrop(&self.queue);
+        tokio::select! {
+            () = &mut pool => return Ok(()),
+            () = cancel.cancelled() => {}
+        }
+        tracing::info!(?drain, "shutting down: draining in-flight work");
+        self.queue.shut_down();
+        if tokio::time::timeout(drain, pool).await.is_err() {
+            tracing::warn!(
+                ?drain,
+                "in-flight reconciles did not finish within the drain timeout: cancelled"
+            );
         }
         Ok(())
     }
 
     /// Step 3: a worker takes keys one at a time until the queue shuts down.
-    async fn run_worker(self: Arc<Self>) {
+    async fn run_worker(&self) {
         while let Some(key) = self.queue.get().await {
             // Step 7: once shutting down, start nothing new (the queue still hands out what
             // was in line). After shut down, dropping `key` only marks it done.
             if self.queue.shutting_down() {
                 break;
             }
-            let this = self.clone();
-            let name = key.item().clone();
-            self.stats.active.inc();
-            let outcome = isolated(async move { this.reconcile(&name).await }).await;
-            self.stats.active.dec();
+            let active = Active::new(&self.stats);
+            let outcome = isolated(self.reconcile(key.item())).await;
+            active.finished();
             match outcome {
                 Ok(()) => {
                     self.stats.synced.inc();
@@ -481,15 +510,84 @@ pub enum Failure {
     Panicked(String),
 }
 
-/// Runs one reconcile in a task of its own, so that a panic is caught and reported like an
-/// error instead of taking the worker (and its held key) down with it.
+/// Runs one reconcile so that a panic is caught and reported like an error instead of
+/// taking the worker (and its held key) down with it. The reconcile runs in the caller's
+/// task (see step 8 for why): dropping this future drops the reconcile.
 pub async fn isolated<F>(reconcile: F) -> Result<(), Failure>
 where
-    F: std::future::Future<Output = Result<(), ReconcileError>> + Send + 'static,
+    F: Future<Output = Result<(), ReconcileError>>,
 {
-    match tokio::spawn(reconcile).await {
-        Ok(result) => result.map_err(Failure::Error),
-        Err(join) => Err(Failure::Panicked(join.to_string())),
+    let mut reconcile = std::pin::pin!(reconcile);
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| reconcile.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(result)) => Poll::Ready(result.map_err(Failure::Error)),
+            // The panicked future is never polled again: it is dropped with this one.
+            Err(panic) => Poll::Ready(Err(Failure::Panicked(panic_message(panic.as_ref())))),
+        }
+    })
+    .await
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
+}
+
+/// A worker's future, polled by the controller's task.
+type Worker<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Polls every worker whenever one is woken, until all have returned.
+async fn join_all(mut workers: Vec<Worker<'_>>) {
+    std::future::poll_fn(|cx| {
+        workers.retain_mut(|worker| worker.as_mut().poll(cx).is_pending());
+        if workers.is_empty() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await
+}
+
+/// Shuts the queue down when the controller's future ends or is dropped.
+struct ShutDownOnDrop<'a>(&'a RateLimitingQueue<Arc<str>>);
+
+impl Drop for ShutDownOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.shut_down();
+    }
+}
+
+/// A reconcile in flight: counted in `active`, and in `cancelled` if dropped unfinished.
+struct Active<'a> {
+    stats: &'a Stats,
+    finished: bool,
+}
+
+impl<'a> Active<'a> {
+    fn new(stats: &'a Stats) -> Self {
+        stats.active.inc();
+        Active {
+            stats,
+            finished: false,
+        }
+    }
+
+    fn finished(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.stats.active.dec();
+        if !self.finished {
+            self.stats.cancelled.inc();
+        }
     }
 }
 

@@ -7,6 +7,10 @@
 //!                   [--leader-elect --lease-namespace NS --lease-name NAME --identity ID]
 //!                   [--metrics-addr 0.0.0.0:8080] [--health-addr 0.0.0.0:8081]
 //! ```
+//!
+//! Exit status: 0 after a clean shutdown (SIGINT, SIGTERM) or the demo; 1 on an error,
+//! including a lost lease with `--leader-elect` (the work is fenced and the process exits,
+//! as kube-controller-manager does, so that its Deployment restarts it).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -100,7 +104,9 @@ async fn run(args: Args) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let mut registry = Registry::default();
     let client = if args.metrics_addr.is_some() {
-        RestClient::builder(config).metrics(&mut registry).build()
+        RestClient::builder(config.clone())
+            .metrics(&mut registry)
+            .build()
     } else {
         RestClient::new(&config)
     }
@@ -109,17 +115,25 @@ async fn run(args: Args) -> Result<(), String> {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "sample-controller".into());
         format!("{host}_{}", std::process::id())
     });
-    let options = app::Options {
-        workers: args.workers,
-        namespace: args.namespace.clone(),
-        resync: Duration::from_secs(args.resync_seconds),
-        leader_election: args.leader_elect.then(|| {
-            (
+    let leader_election = if args.leader_elect {
+        Some(
+            app::LeaderElection::new(
+                &config,
                 args.lease_namespace.clone(),
                 args.lease_name.clone(),
                 identity,
             )
-        }),
+            .map_err(|e| e.to_string())?,
+        )
+    } else {
+        None
+    };
+    let options = app::Options {
+        workers: args.workers,
+        namespace: args.namespace.clone(),
+        resync: Duration::from_secs(args.resync_seconds),
+        leader_election,
+        ..app::Options::default()
     };
     let cancel = CancellationToken::new();
     tokio::spawn(shutdown_on_signal(cancel.clone()));
@@ -132,10 +146,13 @@ async fn run(args: Args) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         tracing::info!(%bound, "serving /metrics, /healthz and /readyz");
     }
-    app.run(cancel).await.map(|_| ())
+    // A lost lease ends here with an error, so the process exits non-zero and its Deployment
+    // restarts it, as kube-controller-manager does.
+    app.run(cancel).await.map(|_| ()).map_err(|e| e.to_string())
 }
 
-/// Cancels on SIGINT or SIGTERM; in-flight reconciles finish before the process exits.
+/// Cancels on SIGINT or SIGTERM; in-flight reconciles get the drain timeout to finish before
+/// the process exits.
 async fn shutdown_on_signal(cancel: CancellationToken) {
     #[cfg(unix)]
     {

@@ -3,10 +3,19 @@
 //!
 //! `/readyz` answers 200 only once the informer caches have synced: a replica that cannot
 //! read its cache should not count as ready. `/healthz` answers 200 while the process serves.
+//!
+//! The listener is open to whatever can reach the pod, so it protects itself as Go servers
+//! do with `ReadHeaderTimeout` and `netutil.LimitListener`: a connection that has not sent a
+//! complete request head within [`ServeOptions::header_read_timeout`] (the first request or
+//! the next one on a kept-alive connection) is closed, and at most
+//! [`ServeOptions::max_connections`] are served at once; further ones wait in the listen
+//! backlog until a slot frees, so a flood of idle connections holds no more than that many
+//! slots, each for no longer than the timeout.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -14,10 +23,11 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use parking_lot::Mutex;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// What the endpoints report from.
@@ -67,22 +77,64 @@ impl Endpoints {
     }
 }
 
-/// Serves `endpoints` on `addr` until `cancel`; returns the bound address once listening.
+/// Limits of the endpoints' server.
+#[derive(Debug, Clone, Copy)]
+pub struct ServeOptions {
+    /// How long a connection may take to send a complete request head before it is closed.
+    pub header_read_timeout: Duration,
+    /// How many connections are served at once.
+    pub max_connections: usize,
+}
+
+impl Default for ServeOptions {
+    /// 10 s to send a request head (a probe sends it at once), 64 connections.
+    fn default() -> Self {
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            max_connections: 64,
+        }
+    }
+}
+
+/// Serves `endpoints` on `addr` until `cancel`, with the default [`ServeOptions`]; returns the
+/// bound address once listening.
 pub async fn serve(
     addr: SocketAddr,
     endpoints: Arc<Endpoints>,
     cancel: CancellationToken,
 ) -> std::io::Result<SocketAddr> {
+    serve_with(addr, endpoints, ServeOptions::default(), cancel).await
+}
+
+/// Serves `endpoints` on `addr` until `cancel`, within `options`' limits; returns the bound
+/// address once listening.
+pub async fn serve_with(
+    addr: SocketAddr,
+    endpoints: Arc<Endpoints>,
+    options: ServeOptions,
+    cancel: CancellationToken,
+) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
+    let slots = Arc::new(Semaphore::new(options.max_connections.max(1)));
     tokio::spawn(async move {
         loop {
+            // A free slot first, then accept: over the cap, connections wait in the backlog.
+            let slot = tokio::select! {
+                () = cancel.cancelled() => return,
+                slot = slots.clone().acquire_owned() => match slot {
+                    Ok(slot) => slot,
+                    Err(_) => return, // never closed
+                },
+            };
             let (stream, _) = tokio::select! {
                 () = cancel.cancelled() => return,
                 accepted = listener.accept() => match accepted {
                     Ok(accepted) => accepted,
                     Err(error) => {
+                        // Out of file descriptors, say: do not spin.
                         tracing::warn!(%error, "accepting a connection failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
                         continue;
                     }
                 },
@@ -94,8 +146,11 @@ pub async fn serve(
                     async move { Ok::<_, Infallible>(response) }
                 });
                 let _ = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(options.header_read_timeout)
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
+                drop(slot);
             });
         }
     });
