@@ -12,6 +12,8 @@
 //! * [`PriorityQueue`]: a rate-limited queue that hands out the highest priority first, with
 //!   aging so that nothing starves; after a restart, real changes pass the backlog of the
 //!   initial list (not in client-go; controller-runtime has one without aging).
+//! * [`run_workers`] and [`WorkerPool`]: the worker loop around a queue, with panic isolation,
+//!   forget on success, retry after backoff on failure, and a bounded drain on cancel.
 //! * Metrics with client-go's names through a [`MetricsProvider`], ready for Prometheus with
 //!   [`PrometheusMetricsProvider`].
 //!
@@ -62,6 +64,8 @@ mod rate_limiting;
 mod state;
 mod sync;
 mod waiters;
+#[cfg(not(clientgo_loom))]
+mod workers;
 
 pub use delaying::DelayingQueue;
 pub use line::{PRIORITY_LOW, PRIORITY_NORMAL, Priority};
@@ -72,6 +76,8 @@ pub use priority::{AddOptions, DEFAULT_AGING, PriorityQueue, PriorityQueueConfig
 pub use prometheus::PrometheusMetricsProvider;
 pub use queue::{Drain, Get, Processing, Queue, QueueConfig, QueueItem};
 pub use rate_limiting::RateLimitingQueue;
+#[cfg(not(clientgo_loom))]
+pub use workers::{DEFAULT_DRAIN_TIMEOUT, WorkerPool, run_workers};
 
 #[doc(no_inline)]
 pub use clientgo_ratelimit::RateLimiter;
