@@ -277,6 +277,30 @@ pub enum ConfigError {
         source: io::Error,
     },
 
+    /// An exec plugin did not finish within its time limit; it was killed. Names the
+    /// command only: its arguments and environment may hold secrets.
+    #[error(
+        "exec plugin {command:?} did not finish within {timeout:?} and was killed (waiting for it included)"
+    )]
+    ExecTimeout {
+        /// The plugin's command.
+        command: String,
+        /// The time limit ([`ExecAuthenticator::set_timeout`](super::ExecAuthenticator::set_timeout)).
+        timeout: std::time::Duration,
+    },
+
+    /// An exec plugin wrote more to its standard output than a credential can be; it was
+    /// killed.
+    #[error(
+        "exec plugin {command:?} wrote more than {limit} bytes to standard output and was killed"
+    )]
+    ExecOutputTooLarge {
+        /// The plugin's command.
+        command: String,
+        /// The cap, in bytes.
+        limit: usize,
+    },
+
     /// An exec plugin ran and failed.
     #[error("exec plugin {command:?} failed ({status}){}", Stderr(.stderr))]
     ExecFailed {

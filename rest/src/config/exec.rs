@@ -21,6 +21,15 @@
 //!   transport calls [`ExecAuthenticator::invalidate_if_current`] with the credential it sent
 //!   (client-go's `maybeRefreshCreds`), so concurrent 401s cause one new run, not many.
 //!
+//! Bounds (client-go has none): a run, waiting for another caller's run included, lasts at
+//! most [`DEFAULT_EXEC_TIMEOUT`] (1 minute; [`ExecAuthenticator::set_timeout`]), after which
+//! the plugin is killed and the caller gets [`ConfigError::ExecTimeout`] naming the command
+//! (never its arguments or environment). So the one-run-at-a-time lock is never held past the
+//! time limit, and a hung plugin cannot hold up every request of the client forever. The
+//! plugin's standard output may be at most [`MAX_EXEC_STDOUT`] (1 MiB; more kills it:
+//! [`ConfigError::ExecOutputTooLarge`]); of its standard error only the last
+//! [`MAX_EXEC_STDERR`] (64 KiB) is kept while it runs.
+//!
 //! Differences from client-go, and why:
 //! * The plugin runs on the next [`credential`](ExecAuthenticator::credential) call after a
 //!   401, not inside the failed request: the failed request is not retried by client-go either,
@@ -38,7 +47,9 @@ use std::fmt;
 use std::io::IsTerminal as _;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
+
+use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 use base64::Engine as _;
 use serde::Serialize;
@@ -57,6 +68,12 @@ pub const EXEC_API_V1: &str = "client.authentication.k8s.io/v1";
 pub const EXEC_API_V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 /// The cluster extension handed to plugins as `spec.cluster.config`.
 pub const EXEC_CLUSTER_EXTENSION: &str = "client.authentication.k8s.io/exec";
+/// The default time limit of a plugin run: 1 minute.
+pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most a plugin may write to standard output: 1 MiB.
+pub const MAX_EXEC_STDOUT: usize = 1 << 20;
+/// How much of a plugin's standard error is kept while it runs (the end of it): 64 KiB.
+pub const MAX_EXEC_STDERR: usize = 64 << 10;
 
 /// When a plugin may interact with the user through standard input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,15 +114,19 @@ pub struct ExecClusterInfo {
 
 impl fmt::Debug for ExecClusterInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let proxy_url = self
+            .proxy_url
+            .as_deref()
+            .map(super::server_url::redact_userinfo);
         f.debug_struct("ExecClusterInfo")
-            .field("server", &self.server)
+            .field("server", &super::server_url::redact_userinfo(&self.server))
             .field("tls_server_name", &self.tls_server_name)
             .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
             .field(
                 "certificate_authority_data",
                 &self.certificate_authority_data.as_deref().map(Bytes),
             )
-            .field("proxy_url", &self.proxy_url)
+            .field("proxy_url", &proxy_url)
             .field("disable_compression", &self.disable_compression)
             .field("config", &self.config)
             .finish()
@@ -161,6 +182,7 @@ struct Inner {
     stdin_is_terminal: fn() -> bool,
     cached: Mutex<Option<Arc<ExecCredential>>>,
     run_lock: tokio::sync::Mutex<()>,
+    timeout: Mutex<Duration>,
 }
 
 impl fmt::Debug for ExecAuthenticator {
@@ -215,6 +237,7 @@ impl ExecAuthenticator {
                 stdin_is_terminal,
                 cached: Mutex::new(None),
                 run_lock: tokio::sync::Mutex::new(()),
+                timeout: Mutex::new(DEFAULT_EXEC_TIMEOUT),
             }),
         })
     }
@@ -229,23 +252,48 @@ impl ExecAuthenticator {
         self.inner.cluster.as_ref()
     }
 
+    /// Sets the time limit of a call to [`credential`](Self::credential) that runs the
+    /// plugin or waits for another call's run (default [`DEFAULT_EXEC_TIMEOUT`]); shared by
+    /// every clone.
+    pub fn set_timeout(&self, timeout: Duration) {
+        *self.inner.timeout.lock().unwrap_or_else(|p| p.into_inner()) = timeout;
+    }
+
+    /// The time limit of a plugin run (see [`set_timeout`](Self::set_timeout)).
+    pub fn timeout(&self) -> Duration {
+        *self.inner.timeout.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The current credential: the cached one while it has not expired, otherwise the plugin
     /// runs (once, however many callers wait).
     ///
     /// Runs the plugin with `tokio::process`, so it needs a Tokio runtime with I/O enabled.
-    /// There is no time limit of its own (client-go has none either): bound the call with the
-    /// request's timeout; dropping the future kills the plugin.
+    /// Waiting for another caller's run and running the plugin take at most the time limit
+    /// ([`set_timeout`](Self::set_timeout)) together; past it the plugin is killed and the
+    /// result is [`ConfigError::ExecTimeout`]. Dropping the future kills the plugin too.
     pub async fn credential(&self) -> Result<Arc<ExecCredential>, ConfigError> {
         if let Some(credential) = self.cached() {
             return Ok(credential);
         }
-        let _running = self.inner.run_lock.lock().await;
-        if let Some(credential) = self.cached() {
-            return Ok(credential);
-        }
-        let credential = Arc::new(self.run().await?);
-        *self.slot() = Some(credential.clone());
-        Ok(credential)
+        let timeout = self.timeout();
+        let bounded = async {
+            let _running = self.inner.run_lock.lock().await;
+            if let Some(credential) = self.cached() {
+                return Ok(credential);
+            }
+            let credential = Arc::new(self.run().await?);
+            *self.slot() = Some(credential.clone());
+            Ok(credential)
+        };
+        tokio::time::timeout(timeout, bounded)
+            .await
+            .unwrap_or_else(|_| {
+                tracing::warn!(command = %self.inner.config.command, ?timeout, "exec credential plugin timed out");
+                Err(ConfigError::ExecTimeout {
+                    command: self.inner.config.command.clone(),
+                    timeout,
+                })
+            })
     }
 
     /// The cached credential, if there is one and it has not expired.
@@ -324,7 +372,7 @@ impl ExecAuthenticator {
             .kill_on_drop(true);
 
         tracing::debug!(command = %command, interactive, "running exec credential plugin");
-        let child = cmd.spawn().map_err(|source| {
+        let mut child = cmd.spawn().map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {
                 ConfigError::ExecNotFound {
                     command: command.clone(),
@@ -337,25 +385,44 @@ impl ExecAuthenticator {
                 }
             }
         })?;
-        let output = child
-            .wait_with_output()
-            .await
-            .map_err(|source| ConfigError::ExecSpawn {
-                command: command.clone(),
-                source,
-            })?;
-        let stderr = stderr_excerpt(&output.stderr);
-        if !output.status.success() {
+        let spawn_error = |source| ConfigError::ExecSpawn {
+            command: command.clone(),
+            source,
+        };
+        let stdout_pipe = child.stdout.take();
+        let stderr_pipe = child.stderr.take();
+        // Standard error is drained alongside (a plugin blocked on a full pipe would hang);
+        // the task ends when the pipe closes, at the latest when the child is killed.
+        let stderr_task = tokio::spawn(read_capped(stderr_pipe, MAX_EXEC_STDERR, true));
+        let stdout = read_capped(stdout_pipe, MAX_EXEC_STDOUT, false).await;
+        let stdout = match stdout {
+            Ok(Some(stdout)) => stdout,
+            // Dropping the child (kill_on_drop) kills it.
+            Ok(None) => {
+                return Err(ConfigError::ExecOutputTooLarge {
+                    command: command.clone(),
+                    limit: MAX_EXEC_STDOUT,
+                });
+            }
+            Err(source) => return Err(spawn_error(source)),
+        };
+        let status = child.wait().await.map_err(spawn_error)?;
+        let stderr = match stderr_task.await {
+            Ok(stderr) => stderr.map_err(spawn_error)?.unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        let stderr = stderr_excerpt(&stderr);
+        if !status.success() {
             return Err(ConfigError::ExecFailed {
                 command: command.clone(),
-                status: output.status.to_string(),
+                status: status.to_string(),
                 stderr,
             });
         }
         if !stderr.is_empty() {
             tracing::debug!(command = %command, %stderr, "exec credential plugin wrote to stderr");
         }
-        let credential = parse_output(&output.stdout, command, inner.api_version)?;
+        let credential = parse_output(&stdout, command, inner.api_version)?;
         tracing::debug!(
             command = %command,
             token = credential.token.is_some(),
@@ -518,6 +585,33 @@ fn parse_output(
 }
 
 /// The last KiB of standard error, trimmed, cut at a character boundary.
+/// Reads `pipe` (if any) to its end. More than `cap` bytes: `None`, or, when `keep_tail`, the
+/// last `cap` bytes (the rest is read and dropped so that the writer never blocks).
+async fn read_capped<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    cap: usize,
+    keep_tail: bool,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let Some(mut pipe) = pipe else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut kept = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        let n = pipe.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(Some(kept));
+        }
+        kept.extend_from_slice(&buf[..n]);
+        if kept.len() > cap {
+            if !keep_tail {
+                return Ok(None);
+            }
+            kept.drain(..kept.len() - cap);
+        }
+    }
+}
+
 fn stderr_excerpt(stderr: &[u8]) -> String {
     const MAX: usize = 1024;
     let text = String::from_utf8_lossy(stderr);

@@ -471,3 +471,102 @@ async fn bad_output_is_a_typed_error_that_never_quotes_the_output() {
 fn control_characters_are_escaped() {
     assert_eq!(escape_control_chars("a\x1b[1mb\tc\n"), "aU+001B[1mb\tc\n");
 }
+
+/// Prints `$OUTPUT_FILE` unless `$HANG_FILE` exists, in which case it hangs (as `sleep`, so
+/// that killing the plugin kills the sleep), after writing `$STDERR_BYTES` bytes to stderr.
+const SLOW_PLUGIN: &str = r#"if [ -n "$STDERR_BYTES" ]; then head -c "$STDERR_BYTES" /dev/zero >&2; fi
+if [ -e "$HANG_FILE" ]; then exec sleep 1000; fi
+cat "$OUTPUT_FILE""#;
+
+fn slow_plugin(dir: &Path, output: &str) -> ExecConfig {
+    let script = write_script(dir, "slow.sh", SLOW_PLUGIN);
+    let output_file = write(dir, "output.json", output);
+    let var = |name: &str, value: String| ExecEnvVar {
+        name: name.to_owned(),
+        value: Secret::new(value),
+    };
+    ExecConfig {
+        command: script.display().to_string(),
+        api_version: EXEC_API_V1BETA1.to_owned(),
+        args: RedactedArgs(vec!["--secret-arg=arg-secret-value".into()]),
+        env: vec![
+            var("OUTPUT_FILE", output_file.display().to_string()),
+            var("HANG_FILE", dir.join("hang").display().to_string()),
+            var("SECRET_ENV", "env-secret-value".to_owned()),
+        ],
+        ..ExecConfig::default()
+    }
+}
+
+/// Real time, not tokio's paused clock: the plugin is a real process, and tokio would move a
+/// paused clock past the time limit while it starts. So the limit is small (300 ms) where the
+/// plugin hangs, and large (30 s, never reached) where it answers.
+#[tokio::test]
+async fn a_hung_exec_plugin_times_out_with_an_error_naming_the_command_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = slow_plugin(dir.path(), &token_output(EXEC_API_V1BETA1, "after-hang"));
+    write(dir.path(), "hang", "");
+    let auth =
+        ExecAuthenticator::build(config.clone(), None, FakeClock::new().clock(), || false).unwrap();
+    auth.set_timeout(Duration::from_millis(300));
+    let waiter = auth.clone();
+    // One caller runs the plugin, the other waits for that run: both end at the limit.
+    let (running, waiting) = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(auth.credential(), waiter.credential())
+    })
+    .await
+    .expect("both calls end");
+    for error in [running.unwrap_err(), waiting.unwrap_err()] {
+        assert!(
+            matches!(error, ConfigError::ExecTimeout { ref command, .. } if *command == config.command),
+            "{error}"
+        );
+        let text = error.to_string();
+        assert!(text.contains(&config.command), "{text}");
+        assert!(text.contains("300ms"), "{text}");
+        assert!(!text.contains("arg-secret-value") && !text.contains("env-secret-value"));
+    }
+    // The lock is free again: a plugin that answers now gives a credential.
+    std::fs::remove_file(dir.path().join("hang")).unwrap();
+    auth.set_timeout(Duration::from_secs(30));
+    assert_eq!(token_of(&auth.credential().await.unwrap()), "after-hang");
+}
+
+#[tokio::test]
+async fn exec_plugin_output_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    // Megabytes of standard error are drained (the plugin is not blocked) and dropped.
+    let mut config = slow_plugin(dir.path(), &token_output(EXEC_API_V1BETA1, "noisy"));
+    config.env.push(ExecEnvVar {
+        name: "STDERR_BYTES".into(),
+        value: Secret::from("5000000"),
+    });
+    let auth = ExecAuthenticator::build(config, None, FakeClock::new().clock(), || false).unwrap();
+    assert_eq!(token_of(&auth.credential().await.unwrap()), "noisy");
+
+    // More standard output than a credential can be is refused.
+    let big = format!("{{\"padding\":\"{}\"}}", "x".repeat(MAX_EXEC_STDOUT + 1));
+    let config = slow_plugin(dir.path(), &big);
+    let auth =
+        ExecAuthenticator::build(config.clone(), None, FakeClock::new().clock(), || false).unwrap();
+    let error = auth.credential().await.unwrap_err();
+    assert!(
+        matches!(error, ConfigError::ExecOutputTooLarge { limit, .. } if limit == MAX_EXEC_STDOUT),
+        "{error}"
+    );
+    assert!(error.to_string().contains(&config.command));
+}
+
+#[tokio::test]
+async fn read_capped_keeps_the_tail_or_refuses() {
+    let data: &[u8] = b"0123456789";
+    assert_eq!(
+        read_capped(Some(data), 4, true).await.unwrap().unwrap(),
+        b"6789"
+    );
+    assert!(read_capped(Some(data), 4, false).await.unwrap().is_none());
+    assert_eq!(
+        read_capped(Some(data), 10, false).await.unwrap().unwrap(),
+        data
+    );
+}

@@ -51,7 +51,10 @@ pub struct Kubeconfig {
 }
 
 /// How to reach one API server.
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// Its `Debug` replaces the user-info of `server` and `proxy-url`
+/// (`http://user:password@proxy`) with `REDACTED`, and shows the CA data by its length.
+#[derive(Clone, Default, PartialEq)]
 pub struct Cluster {
     /// `server`: the API server URL (`https://host:port`, optionally with a path prefix).
     pub server: Option<String>,
@@ -71,6 +74,29 @@ pub struct Cluster {
     pub extensions: BTreeMap<String, serde_json::Value>,
     /// The file this entry was read from (client-go's `LocationOfOrigin`).
     pub origin: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redact = |url: &Option<String>| url.as_deref().map(super::server_url::redact_userinfo);
+        f.debug_struct("Cluster")
+            .field("server", &redact(&self.server))
+            .field("tls_server_name", &self.tls_server_name)
+            .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
+            .field("certificate_authority", &self.certificate_authority)
+            .field(
+                "certificate_authority_data",
+                &self
+                    .certificate_authority_data
+                    .as_ref()
+                    .map(|d| format!("{} bytes", d.len())),
+            )
+            .field("proxy_url", &redact(&self.proxy_url))
+            .field("disable_compression", &self.disable_compression)
+            .field("extensions", &self.extensions)
+            .field("origin", &self.origin)
+            .finish()
+    }
 }
 
 /// How to authenticate (kubeconfig `users[].user`, client-go's `AuthInfo`).

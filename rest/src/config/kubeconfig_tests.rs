@@ -198,6 +198,38 @@ fn debug_output_hides_every_credential() {
 }
 
 #[test]
+fn debug_redacts_proxy_urls_with_userinfo() {
+    let yaml = r#"
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://server-user:server-pass@c.example:6443
+    proxy-url: http://proxy-user:proxy-pass@proxy.example:3128
+current-context: ""
+"#;
+    let config = Kubeconfig::parse(yaml.as_bytes(), None).unwrap();
+    let cluster = &config.clusters["c"];
+    let info = crate::config::ExecClusterInfo {
+        server: cluster.server.clone().unwrap(),
+        proxy_url: cluster.proxy_url.clone(),
+        ..crate::config::ExecClusterInfo::default()
+    };
+    for shown in [
+        format!("{config:?}"),
+        format!("{cluster:?}"),
+        format!("{info:?}"),
+    ] {
+        for secret in ["proxy-pass", "proxy-user", "server-pass", "server-user"] {
+            assert!(!shown.contains(secret), "{secret} leaked in {shown}");
+        }
+        assert!(shown.contains("proxy.example:3128"), "{shown}");
+        assert!(shown.contains("REDACTED"), "{shown}");
+    }
+}
+
+#[test]
 fn json_kubeconfig_is_read() {
     let json = r#"{
 	"apiVersion": "v1", "kind": "Config",

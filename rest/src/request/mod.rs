@@ -40,8 +40,22 @@ pub use params::{
 /// The JSON media type, the only one this client speaks.
 pub const JSON: &str = "application/json";
 
+/// Headers whose values are credentials: never shown by `Debug`.
+const CREDENTIAL_HEADERS: [&str; 5] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-auth-token",
+];
+
 /// A request being built. See the module documentation.
-#[derive(Clone, Debug)]
+///
+/// Its `Debug` shows the request without its credentials: the values of `Authorization`,
+/// `Proxy-Authorization`, `Cookie`, `X-Auth-Token` and of any header marked sensitive
+/// ([`HeaderValue::set_sensitive`]) are redacted, and the body is shown by its length only
+/// (it may be a Secret being created).
+#[derive(Clone)]
 pub struct Request {
     pub(crate) client: RestClient,
     pub(crate) method: Method,
@@ -58,6 +72,41 @@ pub struct Request {
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_retries: u32,
     error: Option<String>,
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let secret = value.is_sensitive() || CREDENTIAL_HEADERS.contains(&name.as_str());
+                let shown = if secret {
+                    "<redacted>"
+                } else {
+                    value.to_str().unwrap_or("<not text>")
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("Request")
+            .field("client", &self.client)
+            .field("method", &self.method)
+            .field("path_prefix", &self.path_prefix)
+            .field("subpath", &self.subpath)
+            .field("namespace", &self.namespace)
+            .field("group", &self.group)
+            .field("resource", &self.resource)
+            .field("name", &self.name)
+            .field("subresource", &self.subresource)
+            .field("params", &self.params)
+            .field("headers", &headers)
+            .field("body", &format_args!("{} bytes", self.body.len()))
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("error", &self.error)
+            .finish()
+    }
 }
 
 impl Request {

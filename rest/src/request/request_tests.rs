@@ -267,3 +267,32 @@ fn json_bodies_get_a_content_type_unless_a_patch_set_one() {
     );
     assert_eq!(r.headers[http::header::ACCEPT], "application/json");
 }
+
+#[test]
+fn request_debug_redacts_credential_headers_and_the_body() {
+    let mut sensitive = HeaderValue::from_static("custom-secret-value");
+    sensitive.set_sensitive(true);
+    let mut request = client("https://k8s.example:6443")
+        .post()
+        .resource("secrets")
+        .header("Authorization", "Bearer caller-token-value")
+        .header("Proxy-Authorization", "Basic proxy-secret-value")
+        .header("Cookie", "session=cookie-secret-value")
+        .header("X-Trace", "visible-value")
+        .body(r#"{"data":{"password":"body-secret-value"}}"#);
+    request
+        .headers
+        .insert(HeaderName::from_static("x-custom"), sensitive);
+    let text = format!("{request:?}");
+    for secret in [
+        "caller-token-value",
+        "proxy-secret-value",
+        "cookie-secret-value",
+        "custom-secret-value",
+        "body-secret-value",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    assert!(text.contains("visible-value"), "{text}");
+    assert!(text.contains("<redacted>"), "{text}");
+}

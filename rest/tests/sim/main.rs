@@ -12,4 +12,5 @@ mod custom;
 mod discovery;
 mod errors;
 mod retry;
+mod stalls;
 mod verbs;
