@@ -132,6 +132,7 @@ async fn apiserver_sim_answers_as_kube_apiserver_1_36_does() {
     // DIFFERENTIAL_VERBOSE=1 prints both servers' (normalized) answers to every step.
     let verbose = std::env::var_os("DIFFERENTIAL_VERBOSE").is_some_and(|v| v == "1");
     let mut tally = Tally::default();
+    let started = std::time::Instant::now();
     for (i, step) in script::steps().iter().enumerate() {
         let class = match step.claim {
             step::Claim::Claimed => "claimed".to_owned(),
@@ -158,6 +159,7 @@ async fn apiserver_sim_answers_as_kube_apiserver_1_36_does() {
         tally.add(found);
     }
 
+    println!("the script took {:.1} s", started.elapsed().as_secs_f64());
     let rows = tally.readme_rows();
     println!("\nThe table of README.md's \"{README_SECTION}\":");
     for row in &rows {
