@@ -1,0 +1,231 @@
+//! Events recorded through the broadcaster and the REST sink into a real kube-apiserver 1.36
+//! (clientgo-envtest): a core/v1 Event about a real object, the same event counted up into one
+//! stored Event by patches, and similar events combined, as the server stores them and as
+//! `events.k8s.io/v1` shows them.
+
+use std::time::Duration;
+
+use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
+use clientgo_envtest::ControlPlane;
+use clientgo_record::{
+    EventBroadcaster, EventSource, EventType, EventWatcher, ObjectReference, RestEventSink,
+};
+use clientgo_rest::{Config, DynamicClient, ListParams, PostParams, RestClient};
+use serde_json::json;
+use tokio::time::Instant;
+
+/// The bound of every wait on the server.
+const WAIT: Duration = Duration::from_secs(30);
+const COMPONENT: &str = "sample-controller";
+
+fn resource(group: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: group.into(),
+        version: "v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        namespaced: true,
+    }
+}
+
+/// A namespace of the test's own, a client, and a ConfigMap there to record events about.
+struct Scene {
+    namespace: String,
+    client: RestClient,
+    object: ObjectReference,
+}
+
+/// `None` when no control plane can run here (the reason is printed).
+async fn scene(prefix: &str) -> Option<Scene> {
+    let cp = ControlPlane::shared()?;
+    let namespace = cp.create_namespace(prefix).unwrap();
+    let config = Config::from_kubeconfig_file(cp.kubeconfig_path()).expect("the kubeconfig loads");
+    let client = RestClient::new(&config).expect("a client");
+    let config_maps = DynamicClient::from_api_resource(
+        &client,
+        &resource("", "ConfigMap", "configmaps"),
+        Some(&namespace),
+    );
+    let config_map: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings"},
+        "data": {"k": "v"},
+    }))
+    .unwrap();
+    let created = config_maps
+        .create(&config_map, &PostParams::default())
+        .await
+        .expect("the ConfigMap is created");
+    let object = ObjectReference::from_dynamic(&created);
+    Some(Scene {
+        namespace,
+        client,
+        object,
+    })
+}
+
+/// A broadcaster writing to the server through `client`, and its sink's watcher.
+fn broadcaster(client: &RestClient) -> (EventBroadcaster, EventWatcher) {
+    let broadcaster = EventBroadcaster::new();
+    let watcher = broadcaster.start_recording_to_sink(RestEventSink::new(client));
+    (broadcaster, watcher)
+}
+
+/// Lists the `events` of `group` in `namespace` until `done` holds for them, at most
+/// [`WAIT`]; returns the last list.
+async fn events_until(
+    client: &RestClient,
+    group: &str,
+    namespace: &str,
+    done: impl Fn(&[DynamicObject]) -> bool,
+) -> Vec<DynamicObject> {
+    let events = DynamicClient::from_api_resource(
+        client,
+        &resource(group, "Event", "events"),
+        Some(namespace),
+    );
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let list = events.list(&ListParams::default()).await.expect("events");
+        if done(&list.items) {
+            return list.items;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not within {WAIT:?}: {:#?}",
+            list.items.iter().map(|e| &e.data).collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn stop(broadcaster: EventBroadcaster, watcher: EventWatcher) {
+    broadcaster.shutdown();
+    watcher.join().await;
+    assert_eq!(broadcaster.dropped_events(), 0);
+}
+
+#[tokio::test]
+async fn a_recorded_event_is_stored_as_a_core_v1_event_about_its_object() {
+    let Some(Scene {
+        namespace,
+        client,
+        object,
+    }) = scene("event").await
+    else {
+        return;
+    };
+    let (broadcaster, watcher) = broadcaster(&client);
+    let recorder = broadcaster.new_recorder(EventSource::component(COMPONENT));
+    recorder.event(&object, EventType::Warning, "ErrResourceExists", "not ours");
+
+    let events = events_until(&client, "", &namespace, |events| !events.is_empty()).await;
+    assert_eq!(events.len(), 1);
+    let event = &events[0];
+    assert!(event.name().starts_with("settings."), "{}", event.name());
+    assert_eq!(event.namespace(), namespace);
+    let involved = &event.data["involvedObject"];
+    assert_eq!(involved["kind"], "ConfigMap");
+    assert_eq!(involved["apiVersion"], "v1");
+    assert_eq!(involved["namespace"], namespace.as_str());
+    assert_eq!(involved["name"], "settings");
+    assert_eq!(involved["uid"], object.uid.as_str());
+    assert_eq!(
+        involved["resourceVersion"],
+        object.resource_version.as_str()
+    );
+    assert_eq!(event.data["type"], "Warning");
+    assert_eq!(event.data["reason"], "ErrResourceExists");
+    assert_eq!(event.data["message"], "not ours");
+    assert_eq!(event.data["count"], 1);
+    assert_eq!(event.data["source"]["component"], COMPONENT);
+    assert_eq!(event.data["reportingComponent"], COMPONENT);
+    assert_eq!(event.data["firstTimestamp"], event.data["lastTimestamp"]);
+
+    // The same event through the newer API, converted by the server.
+    let converted = events_until(&client, "events.k8s.io", &namespace, |events| {
+        events.len() == 1
+    })
+    .await;
+    let converted = &converted[0];
+    assert_eq!(converted.name(), event.name());
+    assert_eq!(converted.data["note"], "not ours");
+    assert_eq!(converted.data["regarding"]["uid"], object.uid.as_str());
+    assert_eq!(converted.data["reportingController"], COMPONENT);
+    assert_eq!(converted.data["deprecatedCount"], 1);
+    stop(broadcaster, watcher).await;
+}
+
+#[tokio::test]
+async fn the_same_event_recorded_ten_times_is_one_stored_event_with_count_ten() {
+    let Some(Scene {
+        namespace,
+        client,
+        object,
+    }) = scene("counted").await
+    else {
+        return;
+    };
+    let (broadcaster, watcher) = broadcaster(&client);
+    let recorder = broadcaster.new_recorder(EventSource::component(COMPONENT));
+    for _ in 0..10 {
+        recorder.event(&object, EventType::Normal, "Synced", "synced successfully");
+    }
+
+    let counted = |events: &[DynamicObject]| events.iter().any(|e| e.data["count"] == 10);
+    let events = events_until(&client, "", &namespace, counted).await;
+    assert_eq!(events.len(), 1, "patched, never created again");
+    let event = &events[0];
+    assert_eq!(event.data["message"], "synced successfully");
+    assert_eq!(event.data["reason"], "Synced");
+    let first = event.data["firstTimestamp"]
+        .as_str()
+        .expect("firstTimestamp");
+    let last = event.data["lastTimestamp"].as_str().expect("lastTimestamp");
+    assert!(first <= last, "{first} <= {last}");
+    stop(broadcaster, watcher).await;
+}
+
+#[tokio::test]
+async fn twelve_similar_events_are_nine_events_and_one_combined_with_count_three() {
+    let Some(Scene {
+        namespace,
+        client,
+        object,
+    }) = scene("combined").await
+    else {
+        return;
+    };
+    let (broadcaster, watcher) = broadcaster(&client);
+    let recorder = broadcaster.new_recorder(EventSource::component(COMPONENT));
+    // Same object, type and reason, a different message each time: from the tenth distinct
+    // message on, they count up one combined event.
+    for i in 0..12 {
+        recorder.event(
+            &object,
+            EventType::Warning,
+            "FailedSync",
+            &format!("attempt {i} failed"),
+        );
+    }
+
+    let combined = |events: &[DynamicObject]| {
+        events.iter().any(|e| {
+            e.data["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("(combined from similar events): "))
+                && e.data["count"] == 3
+        })
+    };
+    let events = events_until(&client, "", &namespace, combined).await;
+    let mut messages: Vec<&str> = events
+        .iter()
+        .map(|e| e.data["message"].as_str().unwrap())
+        .collect();
+    messages.sort();
+    let mut expected: Vec<String> = (0..9).map(|i| format!("attempt {i} failed")).collect();
+    expected.push("(combined from similar events): attempt 11 failed".into());
+    expected.sort();
+    assert_eq!(messages, expected);
+    stop(broadcaster, watcher).await;
+}
