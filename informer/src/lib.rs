@@ -42,7 +42,8 @@ pub use cache_sync::{CacheSyncError, InformerSynced, NotSyncedReason, wait_for_c
 pub use controller::{process_deltas, process_loop};
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
 pub use fifo::{
-    Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter, Queue, RealFIFO,
+    DEFAULT_QUEUE_CAPACITY, Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter,
+    Queue, RealFIFO,
 };
 pub use handler::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
 pub use keys::{

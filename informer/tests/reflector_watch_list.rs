@@ -6,12 +6,16 @@
 mod reflector_support;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::{Bookmark, StatusReason, WatchEvent};
-use clientgo_informer::{ListOptions, Reflector, ReflectorOptions, WatchOptions};
+use clientgo_informer::{
+    BackoffConfig, Delta, ListOptions, RealFIFO, Reflector, ReflectorOptions, WatchOptions,
+};
 use parking_lot::Mutex;
 use reflector_support::*;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -149,7 +153,8 @@ async fn after_sync_a_clean_end_rewatches_plainly() {
 }
 
 // TestWatchList "stopping before sync issues a new watch-list": a stream that ends before its
-// bookmark is started over (at once, as client-go does), still as a streaming list.
+// bookmark is started over, still as a streaming list (after a backoff delay: client-go
+// starts over at once).
 #[tokio::test(start_paused = true)]
 async fn before_sync_a_clean_end_starts_the_streaming_list_over() {
     let lw = FakeLw::new(
@@ -308,7 +313,8 @@ async fn missing_bookmark_falls_back_within_the_deadline_for_good() {
     );
     assert_eq!(
         error,
-        "streaming list failed (server silent): no initial-events-end bookmark within 30s"
+        "streaming list failed (server silent): no progress toward the initial-events-end \
+         bookmark for 30s"
     );
     assert_eq!(
         warnings.load(std::sync::atomic::Ordering::SeqCst),
@@ -493,6 +499,156 @@ async fn unbounded_initial_events_timeout_waits() {
     store.wait_for(|ops| !ops.is_empty()).await;
     assert_eq!(start.elapsed(), Duration::from_secs(50 * 60));
     assert_eq!(store.ops(), [Op::Replace(vec!["a@1".into()], "2".into())]);
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+/// A queue whose transform marks each object (one more `x` per call) and counts the calls.
+fn marking_queue(calls: Arc<AtomicUsize>, called: Arc<Notify>) -> Arc<RealFIFO<Pod>> {
+    Arc::new(RealFIFO::new().with_transform(move |mut pod: Pod| {
+        pod.metadata
+            .annotations
+            .entry("transformed".into())
+            .or_default()
+            .push('x');
+        calls.fetch_add(1, Ordering::SeqCst);
+        called.notify_waiters();
+        pod
+    }))
+}
+
+// client-go builds the streaming list's temporary store with the transformer: each initial
+// object is transformed as it arrives (the reflector holds only transformed objects until
+// the bookmark), and once only.
+#[tokio::test(start_paused = true)]
+async fn initial_events_are_transformed_as_they_arrive() {
+    let (lw, feeds) = feeds_lw(|_, _| panic!("no LIST with a streaming list"));
+    let (calls, called) = (Arc::new(AtomicUsize::new(0)), Arc::new(Notify::new()));
+    let queue = marking_queue(calls.clone(), called.clone());
+    let r = Arc::new(Reflector::new(lw.clone(), queue.clone() as _, options()));
+    let cancel = CancellationToken::new();
+    let run = spawn_run(&r, &cancel);
+    lw.wait_for_watch_calls(1).await;
+    let feed = feeds.lock()[0].clone();
+    feed.send(WatchEvent::Added(pod("a", "1")));
+    feed.send(WatchEvent::Added(pod("b", "2")));
+    feed.send(WatchEvent::Modified(pod("a", "3")));
+    wait_until(&called, || calls.load(Ordering::SeqCst) == 3).await;
+    assert!(queue.is_empty(), "nothing queued before the bookmark");
+
+    feed.send(end_bookmark("3"));
+    let (objects, rv) = queue
+        .pop(|deltas, _| match deltas.into_iter().next() {
+            Some(Delta::ReplacedAll {
+                objects,
+                resource_version,
+            }) => (objects, resource_version),
+            other => panic!("expected the relist, got {other:?}"),
+        })
+        .await
+        .unwrap();
+    assert_eq!(rv, "3");
+    let marks: Vec<_> = objects
+        .iter()
+        .map(|o| {
+            let mark = &o.metadata.annotations["transformed"];
+            format!("{}@{} {mark}", o.metadata.name, o.metadata.resource_version)
+        })
+        .collect();
+    assert_eq!(marks, ["a@3 x", "b@2 x"], "each transformed once");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+// The fallback deadline measures silence, not the stream's length: a streaming list that
+// takes far longer than `initial_events_timeout` but keeps sending is not cut off.
+#[tokio::test(start_paused = true)]
+async fn a_slow_but_steady_streaming_list_is_not_cut_off() {
+    let lw = FakeLw::new(
+        |_, _| panic!("no LIST"),
+        |_, _| {
+            let mut steps = Vec::new();
+            for i in 1..=6 {
+                steps.push(Step::Sleep(Duration::from_secs(20)));
+                steps.push(Step::Event(WatchEvent::Added(pod(
+                    &format!("p{i}"),
+                    &i.to_string(),
+                ))));
+            }
+            steps.push(Step::Event(end_bookmark("6")));
+            steps.push(Step::Hang);
+            Ok(scripted(steps))
+        },
+    );
+    let store = RecordingStore::new();
+    let r = Arc::new(Reflector::new(lw.clone(), store.clone() as _, options()));
+    let cancel = CancellationToken::new();
+    let start = Instant::now();
+    let run = spawn_run(&r, &cancel);
+    store.wait_for(|ops| !ops.is_empty()).await;
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_secs(120),
+        "4× the 30 s timeout"
+    );
+    let Op::Replace(items, rv) = &store.ops()[0] else {
+        panic!("{:?}", store.ops());
+    };
+    assert_eq!((items.len(), rv.as_str()), (6, "6"));
+    assert_eq!(r.last_failure(), None);
+    cancel.cancel();
+    run.await.unwrap();
+    assert_eq!(without_timeout(lw.watch_calls()), [streaming(None)]);
+}
+
+// A streaming list that keeps closing before its bookmark is started over after a growing
+// backoff delay, not at once.
+#[tokio::test(start_paused = true)]
+async fn a_streaming_list_that_keeps_closing_backs_off() {
+    let opened: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let lw = FakeLw::new(|_, _| panic!("no LIST"), {
+        let opened = opened.clone();
+        move |n, _| {
+            opened.lock().push(Instant::now());
+            Ok(if n < 4 {
+                // One event (not a "very short" empty watch), then the stream ends.
+                scripted(vec![Step::Event(WatchEvent::Added(pod(
+                    "a",
+                    &n.to_string(),
+                )))])
+            } else {
+                open_with(vec![WatchEvent::Added(pod("a", "4")), end_bookmark("4")])
+            })
+        }
+    });
+    let store = RecordingStore::new();
+    let r = Arc::new(Reflector::new(
+        lw.clone(),
+        store.clone() as _,
+        ReflectorOptions {
+            backoff: BackoffConfig {
+                initial: Duration::from_secs(1),
+                jitter: 0.0,
+                ..BackoffConfig::default()
+            },
+            ..options()
+        },
+    ));
+    let cancel = CancellationToken::new();
+    let run = spawn_run(&r, &cancel);
+    store.wait_for(|ops| !ops.is_empty()).await;
+    let opened = opened.lock().clone();
+    let gaps: Vec<Duration> = opened.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(
+        gaps,
+        [
+            Duration::from_secs(1),
+            Duration::from_secs(2),
+            Duration::from_secs(4)
+        ]
+    );
+    assert_eq!(store.ops(), [Op::Replace(vec!["a@4".into()], "4".into())]);
     cancel.cancel();
     run.await.unwrap();
 }

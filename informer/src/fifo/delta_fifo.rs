@@ -39,7 +39,9 @@ use clientgo_apimachinery::Object;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
-use super::{Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag, wrap};
+use super::{
+    Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag, transformed, wrap,
+};
 use crate::keys::{DeleteEvent, DeletedFinalStateUnknown, meta_namespace_key_func};
 use crate::reflector_store::ReflectorStore;
 use crate::transform::TransformFunc;
@@ -162,7 +164,7 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
         *self.transform.write() = transform;
     }
 
-    fn transform(&self) -> Option<TransformFunc<T>> {
+    fn transform_func(&self) -> Option<TransformFunc<T>> {
         self.transform.read().clone()
     }
 
@@ -188,6 +190,57 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
         self.with_state(|state, _| {
             state.population.touch();
             usize::from(state.queue_action(&key, delta))
+        });
+    }
+
+    /// A relist of objects already transformed and wrapped.
+    fn replace_arcs(&self, objects: Vec<Arc<T>>, _resource_version: String) {
+        let objects: Vec<(String, Arc<T>)> = objects
+            .into_iter()
+            .map(|o| (meta_namespace_key_func(&*o), o))
+            .collect();
+        let replaced = self.emit_delta_type_replaced;
+        self.with_state(|state, known| {
+            let mut added = 0;
+            let keys: HashSet<String> = objects.iter().map(|(k, _)| k.clone()).collect();
+            for (key, object) in objects {
+                let delta = if replaced {
+                    Delta::Replaced(object)
+                } else {
+                    Delta::Sync(object)
+                };
+                added += usize::from(state.queue_action(&key, delta));
+            }
+            // Queued keys missing from the list: deleted while the watch was down.
+            let missing: Vec<(Arc<str>, Option<Arc<T>>)> = state
+                .queue
+                .iter()
+                .filter(|k| !keys.contains(&***k))
+                .map(|k| {
+                    let newest = state.items.get(k).and_then(|d| d.last());
+                    (k.clone(), newest.and_then(Delta::object).cloned())
+                })
+                .collect();
+            let mut deletions = missing.len();
+            for (key, object) in missing {
+                state.queue_action(&key, tombstone(key.to_string(), object));
+            }
+            // Known keys missing from the list, with nothing queued.
+            if let Some(known) = known {
+                for key in known.list_keys() {
+                    if keys.contains(&key) || state.items.contains_key(key.as_str()) {
+                        continue;
+                    }
+                    let object = known.get_by_key(&key);
+                    if object.is_none() {
+                        tracing::warn!(%key, "key vanished from the known objects; queueing a tombstone without object");
+                    }
+                    deletions += 1;
+                    added += usize::from(state.queue_action(&key, tombstone(key.clone(), object)));
+                }
+            }
+            state.population.replaced(keys.len() + deletions);
+            added
         });
     }
 
@@ -285,19 +338,19 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
 
 impl<T: Object + Send + Sync + 'static> ReflectorStore<T> for DeltaFIFO<T> {
     fn add(&self, object: T) {
-        let object = wrap(self.transform().as_ref(), object);
+        let object = wrap(self.transform_func().as_ref(), object);
         let key = meta_namespace_key_func(&*object);
         self.event(Delta::Added(object), key);
     }
 
     fn update(&self, object: T) {
-        let object = wrap(self.transform().as_ref(), object);
+        let object = wrap(self.transform_func().as_ref(), object);
         let key = meta_namespace_key_func(&*object);
         self.event(Delta::Updated(object), key);
     }
 
     fn delete(&self, object: T) {
-        let object = wrap(self.transform().as_ref(), object);
+        let object = wrap(self.transform_func().as_ref(), object);
         let key = meta_namespace_key_func(&*object);
         self.with_state(|state, known| {
             state.population.touch();
@@ -312,58 +365,21 @@ impl<T: Object + Send + Sync + 'static> ReflectorStore<T> for DeltaFIFO<T> {
         });
     }
 
-    fn replace(&self, objects: Vec<T>, _resource_version: String) {
-        let transform = self.transform();
-        let objects: Vec<(String, Arc<T>)> = objects
+    fn transform(&self, object: T) -> T {
+        transformed(self.transform_func().as_ref(), object)
+    }
+
+    fn replace_transformed(&self, objects: Vec<T>, rv: String) {
+        self.replace_arcs(objects.into_iter().map(Arc::new).collect(), rv);
+    }
+
+    fn replace(&self, objects: Vec<T>, resource_version: String) {
+        let transform = self.transform_func();
+        let objects = objects
             .into_iter()
-            .map(|o| {
-                let o = wrap(transform.as_ref(), o);
-                (meta_namespace_key_func(&*o), o)
-            })
+            .map(|o| wrap(transform.as_ref(), o))
             .collect();
-        let replaced = self.emit_delta_type_replaced;
-        self.with_state(|state, known| {
-            let mut added = 0;
-            let keys: HashSet<String> = objects.iter().map(|(k, _)| k.clone()).collect();
-            for (key, object) in objects {
-                let delta = if replaced {
-                    Delta::Replaced(object)
-                } else {
-                    Delta::Sync(object)
-                };
-                added += usize::from(state.queue_action(&key, delta));
-            }
-            // Queued keys missing from the list: deleted while the watch was down.
-            let missing: Vec<(Arc<str>, Option<Arc<T>>)> = state
-                .queue
-                .iter()
-                .filter(|k| !keys.contains(&***k))
-                .map(|k| {
-                    let newest = state.items.get(k).and_then(|d| d.last());
-                    (k.clone(), newest.and_then(Delta::object).cloned())
-                })
-                .collect();
-            let mut deletions = missing.len();
-            for (key, object) in missing {
-                state.queue_action(&key, tombstone(key.to_string(), object));
-            }
-            // Known keys missing from the list, with nothing queued.
-            if let Some(known) = known {
-                for key in known.list_keys() {
-                    if keys.contains(&key) || state.items.contains_key(key.as_str()) {
-                        continue;
-                    }
-                    let object = known.get_by_key(&key);
-                    if object.is_none() {
-                        tracing::warn!(%key, "key vanished from the known objects; queueing a tombstone without object");
-                    }
-                    deletions += 1;
-                    added += usize::from(state.queue_action(&key, tombstone(key.clone(), object)));
-                }
-            }
-            state.population.replaced(keys.len() + deletions);
-            added
-        });
+        self.replace_arcs(objects, resource_version);
     }
 
     fn resync(&self) {

@@ -46,7 +46,7 @@ use crate::keys::{DeleteEvent, meta_namespace_key_func};
 use crate::reflector_store::ReflectorStore;
 
 pub use delta_fifo::{DeltaFIFO, DeltaFIFOOptions};
-pub use real_fifo::RealFIFO;
+pub use real_fifo::{DEFAULT_QUEUE_CAPACITY, RealFIFO};
 
 /// The kind of a [`Delta`] (client-go's `DeltaType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -355,10 +355,15 @@ impl SyncedFlag {
     }
 }
 
-/// Applies an optional transform and wraps the object in its one `Arc`.
-pub(crate) fn wrap<T>(transform: Option<&crate::TransformFunc<T>>, object: T) -> Arc<T> {
-    Arc::new(match transform {
+/// Applies an optional transform.
+pub(crate) fn transformed<T>(transform: Option<&crate::TransformFunc<T>>, object: T) -> T {
+    match transform {
         Some(transform) => transform(object),
         None => object,
-    })
+    }
+}
+
+/// Applies an optional transform and wraps the object in its one `Arc`.
+pub(crate) fn wrap<T>(transform: Option<&crate::TransformFunc<T>>, object: T) -> Arc<T> {
+    Arc::new(transformed(transform, object))
 }

@@ -31,16 +31,24 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
-use super::{Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag, wrap};
+use super::{
+    Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag, transformed, wrap,
+};
 use crate::keys::{DeleteEvent, DeletedFinalStateUnknown, meta_namespace_key_func};
 use crate::reflector_store::ReflectorStore;
 use crate::transform::TransformFunc;
+
+/// How many items a [`RealFIFO`] holds before the reflector feeding it waits, by default:
+/// enough for bursts of watch events, small enough that a stalled process loop holds at most
+/// this many objects (a relist counts as one item).
+pub const DEFAULT_QUEUE_CAPACITY: usize = 1000;
 
 /// A queue of every change in arrival order, never merged (client-go's `RealFIFO`). Atomic
 /// mode ([`RealFIFO::new`], what informers use) queues a relist as one
@@ -68,6 +76,12 @@ pub struct RealFIFO<T> {
     state: Mutex<State<T>>,
     /// Woken on every push (one pop), at the end of a processing (one pop), on close (all).
     changed: Notify,
+    /// The most items the reflector queues before it waits (see [`has_room`]).
+    ///
+    /// [`has_room`]: ReflectorStore::has_room
+    capacity: usize,
+    /// Woken (all) when the queue drains to half its capacity, is discarded or closed.
+    room: Notify,
     synced: Arc<SyncedFlag>,
     transform: RwLock<Option<TransformFunc<T>>>,
     /// `None`: atomic mode.
@@ -101,6 +115,8 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
                 processing: false,
             }),
             changed: Notify::new(),
+            capacity: DEFAULT_QUEUE_CAPACITY,
+            room: Notify::new(),
             synced: Arc::new(SyncedFlag::default()),
             transform: RwLock::new(None),
             known_objects,
@@ -117,6 +133,21 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
     /// `known_objects` (the store the queue feeds).
     pub fn with_known_objects(known_objects: Arc<dyn KeyListerGetter<T>>) -> Self {
         RealFIFO::with_mode(Some(known_objects))
+    }
+
+    /// Bounds what the reflector queues to `capacity` items (builder style; default
+    /// [`DEFAULT_QUEUE_CAPACITY`], at least 1). A reflector feeding a full queue waits until
+    /// the process loop has drained it to half, so a slow process loop (a slow index
+    /// function) slows the watch down instead of growing the queue. Pushes by other callers
+    /// are not refused: they may ask [`has_room`](ReflectorStore::has_room) themselves.
+    pub fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity.max(1);
+        self
+    }
+
+    /// The bound given to [`with_capacity`](Self::with_capacity).
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Applies `transform` to every object on enqueue (builder style).
@@ -140,7 +171,7 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
         self.known_objects.is_none()
     }
 
-    fn transform(&self) -> Option<TransformFunc<T>> {
+    fn transform_func(&self) -> Option<TransformFunc<T>> {
         self.transform.read().clone()
     }
 
@@ -175,6 +206,22 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
 
     fn push_event(&self, delta: Delta<T>) {
         self.push(|_| vec![delta], |population, _| population.touch());
+    }
+
+    /// A relist of objects already transformed and wrapped.
+    fn replace_arcs(&self, objects: Vec<Arc<T>>, resource_version: String) {
+        match &self.known_objects {
+            None => self.push(
+                |_| {
+                    vec![Delta::ReplacedAll {
+                        objects,
+                        resource_version,
+                    }]
+                },
+                |population, len| population.replaced(len),
+            ),
+            Some(known) => self.replace_per_object(&**known, objects),
+        }
     }
 
     /// The non-atomic relist: tombstones first, then one `Replaced` per object.
@@ -233,6 +280,9 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
                 let mut state = self.state.lock();
                 if !state.processing {
                     if let Some(delta) = state.items.pop_front() {
+                        if state.items.len() == self.capacity / 2 {
+                            self.room.notify_waiters();
+                        }
                         let initial = !state.population.synced();
                         let process = process.take()?;
                         if self.is_atomic() {
@@ -261,6 +311,7 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
     pub fn close(&self) {
         self.state.lock().closed = true;
         self.changed.notify_waiters();
+        self.room.notify_waiters();
     }
 
     /// Whether the queue was closed.
@@ -275,6 +326,7 @@ impl<T: Object + Send + Sync + 'static> RealFIFO<T> {
         state.gate.discard(&mut state.population, &self.synced);
         let dropped = std::mem::take(&mut state.items);
         drop(guard);
+        self.room.notify_waiters();
         drop(dropped); // outside the lock
     }
 
@@ -323,42 +375,71 @@ impl<T> Drop for Processed<'_, T> {
 }
 
 impl<T: Object + Send + Sync + 'static> ReflectorStore<T> for RealFIFO<T> {
+    fn has_room(&self) -> bool {
+        let state = self.state.lock();
+        state.items.len() < self.capacity || state.closed || state.gate.is_on()
+    }
+
+    fn room(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            loop {
+                // Registered before the check: a drain after it wakes this.
+                let drained = self.room.notified();
+                tokio::pin!(drained);
+                drained.as_mut().enable();
+                {
+                    let state = self.state.lock();
+                    if state.items.len() <= self.capacity / 2 || state.closed || state.gate.is_on()
+                    {
+                        return;
+                    }
+                }
+                drained.await;
+            }
+        })
+    }
+
+    fn transform(&self, object: T) -> T {
+        transformed(self.transform_func().as_ref(), object)
+    }
+
+    fn replace_transformed(&self, objects: Vec<T>, rv: String) {
+        self.replace_arcs(objects.into_iter().map(Arc::new).collect(), rv);
+    }
+
     fn add(&self, object: T) {
-        self.push_event(Delta::Added(wrap(self.transform().as_ref(), object)));
+        self.push_event(Delta::Added(wrap(self.transform_func().as_ref(), object)));
     }
 
     fn update(&self, object: T) {
-        self.push_event(Delta::Updated(wrap(self.transform().as_ref(), object)));
+        self.push_event(Delta::Updated(wrap(self.transform_func().as_ref(), object)));
     }
 
     fn delete(&self, object: T) {
-        let object = wrap(self.transform().as_ref(), object);
+        let object = wrap(self.transform_func().as_ref(), object);
         self.push_event(Delta::Deleted(DeleteEvent::Object(object)));
     }
 
     fn replace(&self, objects: Vec<T>, resource_version: String) {
-        let transform = self.transform();
+        let transform = self.transform_func();
         let objects: Vec<Arc<T>> = objects
             .into_iter()
             .map(|o| wrap(transform.as_ref(), o))
             .collect();
-        match &self.known_objects {
-            None => self.push(
-                |_| {
-                    vec![Delta::ReplacedAll {
-                        objects,
-                        resource_version,
-                    }]
-                },
-                |population, len| population.replaced(len),
-            ),
-            Some(known) => self.replace_per_object(&**known, objects),
-        }
+        self.replace_arcs(objects, resource_version);
     }
 
     fn resync(&self) {
         let Some(known) = &self.known_objects else {
-            self.push(|_| vec![Delta::SyncAll], |_, _| {});
+            // One queued resync is enough: a stalled process loop does not collect them.
+            let queued = |state: &State<T>| state.items.iter().any(|d| matches!(d, Delta::SyncAll));
+            self.push(
+                |state| match queued(state) {
+                    true => Vec::new(),
+                    false => vec![Delta::SyncAll],
+                },
+                |_, _| {},
+            );
             return;
         };
         let deltas = |state: &State<T>| {

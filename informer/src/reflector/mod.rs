@@ -44,10 +44,14 @@
 //!
 //! Where it differs from client-go, and why:
 //!
-//! * A streaming list waits at most [`ReflectorOptions::initial_events_timeout`] for its
-//!   closing bookmark. A server or proxy that silently drops `sendInitialEvents` never sends
-//!   it, and client-go (like kube-rs) then waits forever; here the reflector says so once in
-//!   the log, stops trying streaming lists for its lifetime, and uses LIST+WATCH.
+//! * A streaming list gives up after [`ReflectorOptions::initial_events_timeout`] without
+//!   progress toward its closing bookmark. A server or proxy that silently drops
+//!   `sendInitialEvents` never sends it, and client-go (like kube-rs) then waits forever;
+//!   here the reflector says so once in the log, stops trying streaming lists for its
+//!   lifetime, and uses LIST+WATCH. A streaming list closed before its bookmark is retried
+//!   after a backoff, not at once, and transforms each initial object as it arrives.
+//! * The store may bound what it holds ([`ReflectorStore::has_room`]); the reflector waits
+//!   for room before each watch event (the informer's queue is bounded this way).
 //! * [`Reflector::last_failure`] keeps what the last list or watch failure was (not found,
 //!   forbidden, throttled, server silent, ...), so an unsynced cache can say why.
 //! * Objects are typed (`T`), so client-go's checks of each event's Go type, GVK and `Table`
@@ -125,9 +129,10 @@ pub struct ReflectorOptions {
     /// Whether to start with a streaming list (client-go's `WatchListClient` gate, on by
     /// default). Also needs [`ListerWatcher::supports_watch_list`].
     pub use_watch_list: bool,
-    /// How long a streaming list may take to send its closing bookmark before the reflector
-    /// gives up streaming lists and uses LIST+WATCH. Raise it for very large collections;
-    /// `Duration::MAX` waits as long as it takes (client-go's behaviour).
+    /// How long a streaming list may go without progress (no initial event, no bookmark)
+    /// before the reflector gives up streaming lists and uses LIST+WATCH. It measures
+    /// silence, not the length of the stream; `Duration::MAX` waits as long as it takes
+    /// (client-go's behaviour).
     pub initial_events_timeout: Duration,
     /// The delays between attempts.
     pub backoff: BackoffConfig,
@@ -449,6 +454,20 @@ where
             None => {
                 tracing::error!(reflector = %self.name, r#type = type_name::<T>(), %error, "failed to list or watch");
             }
+        }
+    }
+
+    /// Waits until the store has room for another change (back-pressure); false if cancelled
+    /// meanwhile.
+    async fn wait_for_room(&self, cancel: &CancellationToken) -> bool {
+        if self.store.has_room() {
+            return true;
+        }
+        tracing::trace!(reflector = %self.name, "the queue is full, waiting for the informer");
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => false,
+            () = self.store.room() => true,
         }
     }
 

@@ -11,8 +11,13 @@
 //! * The periodic resync runs beside the watch in the same task (`select!`) instead of a
 //!   goroutine; with an infallible [`ReflectorStore::resync`] it never ends the watch.
 //! * Each event's resourceVersion is copied into one reused buffer: no allocation per event.
+//! * Before each change reaches the store, the reflector waits while the store says it is
+//!   full ([`ReflectorStore::has_room`]): the informer's queue is bounded. (In client-go the
+//!   queue's lock, held while an item is processed, slowed the reflector the same way until
+//!   `UnlockWhileProcessingFIFO`.)
 //!
 //! [`ReflectorStore::resync`]: crate::ReflectorStore::resync
+//! [`ReflectorStore::has_room`]: crate::ReflectorStore::has_room
 
 use std::any::type_name;
 use std::time::Duration;
@@ -290,6 +295,10 @@ where
                     break;
                 }
             };
+            // Back-pressure: the next change waits until the store has room for it.
+            if !self.wait_for_room(cancel).await {
+                return WatchEnd::Cancelled;
+            }
             rv.clear();
             match event {
                 WatchEvent::Added(object) => {

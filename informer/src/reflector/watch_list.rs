@@ -2,14 +2,25 @@
 //! `sendInitialEvents=true` whose initial events replace the store once the bookmark annotated
 //! `k8s.io/initial-events-end` arrives, after which the same watch goes on.
 //!
-//! Differences from client-go: each attempt has a deadline
-//! ([`initial_events_timeout`](super::ReflectorOptions::initial_events_timeout)) for the
-//! closing bookmark. A server or proxy that ignores `sendInitialEvents` never sends it (an old
-//! server even streams a legacy "state, then changes" watch that looks healthy); past the
-//! deadline the reflector logs it once, turns streaming lists off for its lifetime and uses
-//! LIST+WATCH. The initial objects are collected in a vector, keyed only if the server sends
-//! something other than `ADDED` before the bookmark (it should not), so no key is copied for
-//! a well-behaved stream.
+//! Differences from client-go:
+//!
+//! * An attempt gives up when nothing arrives for
+//!   [`initial_events_timeout`](super::ReflectorOptions::initial_events_timeout) (no initial
+//!   event, no bookmark; and for opening the request). A server or proxy that ignores
+//!   `sendInitialEvents` never sends the closing bookmark (an old server even streams a
+//!   legacy "state, then changes" watch that looks healthy); then the reflector logs it once,
+//!   turns streaming lists off for its lifetime and uses LIST+WATCH. The deadline measures
+//!   lack of progress, not the whole stream, so a large collection streamed steadily is
+//!   never cut off.
+//! * A stream that closes before its bookmark is started over after a backoff delay
+//!   (client-go starts over at once, which a server closing every stream turns into a tight
+//!   loop).
+//! * Each initial object goes through the store's transform as it arrives (as client-go's
+//!   temporary store does), so the objects held until the bookmark are the transformed
+//!   ones; [`ReflectorStore::replace_transformed`](crate::ReflectorStore::replace_transformed)
+//!   does not transform them again. They are collected in a vector, keyed only if the server
+//!   sends something other than `ADDED` before the bookmark (it should not), so no key is
+//!   copied for a well-behaved stream.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -48,6 +59,8 @@ enum Collected {
     Status(Box<Status>),
     /// The stream ended before the bookmark.
     Closed,
+    /// Nothing arrived for the whole `initial_events_timeout`.
+    NoProgress,
     VeryShort,
     Undecodable(WatchError),
 }
@@ -162,7 +175,6 @@ where
             let collected = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return WatchListEnd::Cancelled,
-                _ = tokio::time::sleep_until(deadline) => return self.initial_events_timed_out(),
                 collected = self.collect_initial_events(start, &mut watch, &mut initial) => collected,
             };
             let error = match collected {
@@ -176,13 +188,24 @@ where
                         metrics.listed(start.elapsed(), objects.len());
                     }
                     self.set_resource_version_unavailable(false);
-                    self.store.replace(objects, rv.clone());
+                    if !self.wait_for_room(cancel).await {
+                        return WatchListEnd::Cancelled;
+                    }
+                    self.store.replace_transformed(objects, rv.clone());
                     self.set_last_sync_resource_version(&rv);
                     self.failure.clear();
                     return WatchListEnd::Synced(watch);
                 }
-                // client-go starts over at once, without a backoff.
-                Collected::Closed => continue,
+                // Started over after a backoff (client-go starts over at once: a server
+                // that keeps closing the stream would get a new one in a tight loop).
+                Collected::Closed => {
+                    drop(watch);
+                    if !self.sleep_backoff(cancel).await {
+                        return WatchListEnd::Cancelled;
+                    }
+                    continue;
+                }
+                Collected::NoProgress => return self.initial_events_timed_out(),
                 Collected::Status(status) => ListWatchError::Status(status),
                 Collected::VeryShort => {
                     self.failure.record(
@@ -252,13 +275,13 @@ where
         );
     }
 
-    /// The closing bookmark did not come in time: streaming lists are off from now on.
+    /// No progress toward the closing bookmark in time: streaming lists are off from now on.
     fn initial_events_timed_out(&self) -> WatchListEnd<T> {
         let timeout = self.initial_events_timeout;
         self.failure.record(
             ReflectorOperation::WatchList,
             FailureKind::ServerSilent,
-            format!("no initial-events-end bookmark within {timeout:?}"),
+            format!("no progress toward the initial-events-end bookmark for {timeout:?}"),
         );
         self.count_fallback(FallbackReason::Timeout);
         if self.use_watch_list.swap(false, Ordering::Relaxed) {
@@ -283,8 +306,12 @@ where
         let mut quiet =
             tokio::time::interval_at(start + QUIET_WARNING_INTERVAL, QUIET_WARNING_INTERVAL);
         loop {
+            // The deadline measures the time without progress, not the whole stream: a
+            // large collection streamed steadily is never cut off.
+            let no_progress = last_event + self.initial_events_timeout;
             let next = tokio::select! {
                 next = watch.next() => next,
+                _ = tokio::time::sleep_until(no_progress) => return Collected::NoProgress,
                 _ = quiet.tick() => {
                     let silent = last_event.elapsed();
                     if silent >= QUIET_WARNING_INTERVAL {
@@ -312,9 +339,11 @@ where
                     break;
                 }
             };
+            // Transformed as they arrive: until the bookmark, only the transformed objects
+            // are held (client-go's temporary store has the transformer).
             match event {
-                WatchEvent::Added(object) => initial.add(object),
-                WatchEvent::Modified(object) => initial.upsert(object),
+                WatchEvent::Added(object) => initial.add(self.store.transform(object)),
+                WatchEvent::Modified(object) => initial.upsert(self.store.transform(object)),
                 WatchEvent::Deleted(object) => initial.remove(&object),
                 WatchEvent::Bookmark(bookmark) => {
                     if bookmark.is_initial_events_end() {

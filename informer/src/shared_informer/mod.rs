@@ -60,7 +60,9 @@ pub use handlers::HandlerOptions;
 
 use crate::cache_sync::{InformerSynced, NotSyncedReason};
 use crate::controller::{process_deltas, process_loop};
-use crate::fifo::{DeltaFIFO, DeltaFIFOOptions, Queue, RealFIFO, SyncedFlag};
+use crate::fifo::{
+    DEFAULT_QUEUE_CAPACITY, DeltaFIFO, DeltaFIFOOptions, Queue, RealFIFO, SyncedFlag,
+};
 use crate::lister::Lister;
 use crate::listwatch::{ListWatchError, ListerWatcher};
 use crate::metrics::{
@@ -98,6 +100,10 @@ pub struct SharedInformerOptions {
     pub resync_period: Duration,
     /// The queue between the reflector and the indexer.
     pub queue: QueueKind,
+    /// How many items the [`RealFIFO`] holds before the reflector waits for the process
+    /// loop; `None` for [`DEFAULT_QUEUE_CAPACITY`](crate::DEFAULT_QUEUE_CAPACITY). (The
+    /// [`DeltaFIFO`] holds one entry per key and is not bounded this way.)
+    pub queue_capacity: Option<usize>,
     /// The reflector's options; its `name`, `resync_period` and `should_resync` are set by
     /// the informer, and its `metrics` default to the informer's.
     pub reflector: ReflectorOptions,
@@ -247,7 +253,10 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
         };
         let indexer = Arc::new(Indexer::with_indexers(indexers));
         let queue = match options.queue {
-            QueueKind::RealFifo => InformerQueue::Real(Arc::new(RealFIFO::new())),
+            QueueKind::RealFifo => {
+                let capacity = options.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY);
+                InformerQueue::Real(Arc::new(RealFIFO::new().with_capacity(capacity)))
+            }
             QueueKind::DeltaFifo => {
                 InformerQueue::Delta(Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
                     known_objects: Some(indexer.clone()),

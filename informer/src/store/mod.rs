@@ -588,6 +588,15 @@ impl<T: Object + Send + Sync> ReflectorStore<T> for Indexer<T> {
         Indexer::replace(self, objects, &resource_version);
     }
 
+    fn transform(&self, object: T) -> T {
+        self.transformed(object)
+    }
+
+    fn replace_transformed(&self, objects: Vec<T>, resource_version: String) {
+        let objects = objects.into_iter().map(Arc::new).collect();
+        Indexer::replace(self, objects, &resource_version);
+    }
+
     fn resync(&self) {}
 
     fn bookmark(&self, resource_version: &str) {

@@ -1,0 +1,104 @@
+//! Back-pressure between the reflector and a bounded RealFIFO: with a consumer slower than
+//! the watch (a slow index function or process loop), the queue stays within its capacity
+//! and the reflector waits, instead of the queue growing with the backlog; nothing is lost
+//! and the order holds.
+
+mod reflector_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::WatchEvent;
+use clientgo_informer::{
+    DEFAULT_QUEUE_CAPACITY, Delta, RealFIFO, Reflector, ReflectorOptions, ReflectorStore,
+    SharedIndexInformer, SharedInformerOptions,
+};
+use reflector_support::*;
+use tokio_util::sync::CancellationToken;
+
+const CAPACITY: usize = 50;
+const EVENTS: usize = 2_000;
+
+#[tokio::test(start_paused = true)]
+async fn the_queue_stays_bounded_with_a_slow_consumer() {
+    let (watch, feed) = fed();
+    let mut watch = Some(watch);
+    let lw = FakeLw::new(
+        |_, _| Ok(list("1", vec![])),
+        move |_, _| Ok(watch.take().unwrap_or_else(|| open_with(vec![]))),
+    )
+    .without_watch_list();
+    let queue = Arc::new(RealFIFO::<Pod>::new().with_capacity(CAPACITY));
+    let reflector = Arc::new(Reflector::new(
+        lw.clone(),
+        queue.clone() as Arc<dyn ReflectorStore<Pod>>,
+        ReflectorOptions {
+            name: "bounded".into(),
+            ..ReflectorOptions::default()
+        },
+    ));
+    let cancel = CancellationToken::new();
+    let run = {
+        let (reflector, cancel) = (reflector.clone(), cancel.clone());
+        tokio::spawn(async move { reflector.run(cancel).await })
+    };
+    lw.wait_for_watch_calls(1).await;
+    // The whole backlog is on the wire at once.
+    for i in 0..EVENTS {
+        feed.send(WatchEvent::Added(pod(
+            &format!("p{i}"),
+            &(i + 2).to_string(),
+        )));
+    }
+
+    let mut longest = 0;
+    let mut seen = Vec::new();
+    while seen.len() < EVENTS + 1 {
+        longest = longest.max(queue.len());
+        let popped = queue
+            .pop(|deltas, _| match deltas.into_iter().next() {
+                Some(Delta::Added(pod)) => Some(pod.metadata.resource_version.clone()),
+                _ => None, // the initial (empty) relist
+            })
+            .await
+            .unwrap();
+        seen.push(popped);
+        // The slow consumer.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        longest <= CAPACITY,
+        "the queue grew to {longest} (capacity {CAPACITY})"
+    );
+    assert!(
+        longest >= CAPACITY / 2,
+        "the queue never filled ({longest}): the test did not exercise back-pressure"
+    );
+    let expected: Vec<Option<String>> = std::iter::once(None)
+        .chain((0..EVENTS).map(|i| Some((i + 2).to_string())))
+        .collect();
+    assert_eq!(seen, expected, "every event, in order");
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+// An informer's queue is bounded by its `queue_capacity` (the default otherwise): the
+// reflector would wait once this many changes wait for the process loop.
+#[test]
+fn an_informer_queue_has_its_capacity() {
+    for (capacity, expected) in [(Some(CAPACITY), CAPACITY), (None, DEFAULT_QUEUE_CAPACITY)] {
+        let informer = SharedIndexInformer::<Pod>::new_manual(
+            Default::default(),
+            SharedInformerOptions {
+                queue_capacity: capacity,
+                ..SharedInformerOptions::default()
+            },
+        );
+        let queue = informer.queue();
+        for i in 0..expected {
+            assert!(queue.has_room(), "{capacity:?}: full after {i}");
+            queue.add(pod(&format!("p{i}"), &(i + 1).to_string()));
+        }
+        assert!(!queue.has_room(), "{capacity:?}: room after {expected}");
+    }
+}
