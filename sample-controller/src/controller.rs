@@ -39,15 +39,10 @@
 //!    start.
 //! 8. On lost leadership nothing is finished: the controller's future is dropped (the fence,
 //!    see `clientgo_leaderelection`), and with it every reconcile in flight, so none of them
-//!    sends another write. That is why the workers are futures polled by the controller's
-//!    own task rather than tasks of their own: a spawned task outlives a dropped handle, a
-//!    future does not. Reconciles wait on the network, not the CPU, so one task serves them.
+//!    sends another write. That is why the workers are futures of the controller's own task,
+//!    not tasks of their own ([`crate::workers`]).
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, Resource};
@@ -67,6 +62,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::desired::{controlled_by, desired_status, new_deployment};
 use crate::foo::Foo;
+use crate::workers::{Active, ShutDownOnDrop, Worker, join_all};
+pub use crate::workers::{Failure, isolated};
 use crate::{finalizer, records};
 
 /// Event reason: a Foo was synced.
@@ -496,114 +493,5 @@ impl Controller {
                 tracing::warn!(%error, "the Deployment cache is behind this controller's own write");
             }
         }
-    }
-}
-
-/// How a reconcile failed.
-#[derive(Debug, thiserror::Error)]
-pub enum Failure {
-    /// It returned an error.
-    #[error(transparent)]
-    Error(#[from] ReconcileError),
-    /// It panicked; the panic was caught and the worker went on.
-    #[error("reconcile panicked: {0}")]
-    Panicked(String),
-}
-
-/// Runs one reconcile so that a panic is caught and reported like an error instead of
-/// taking the worker (and its held key) down with it. The reconcile runs in the caller's
-/// task (see step 8 for why): dropping this future drops the reconcile.
-pub async fn isolated<F>(reconcile: F) -> Result<(), Failure>
-where
-    F: Future<Output = Result<(), ReconcileError>>,
-{
-    let mut reconcile = std::pin::pin!(reconcile);
-    std::future::poll_fn(|cx| {
-        match std::panic::catch_unwind(AssertUnwindSafe(|| reconcile.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(result)) => Poll::Ready(result.map_err(Failure::Error)),
-            // The panicked future is never polled again: it is dropped with this one.
-            Err(panic) => Poll::Ready(Err(Failure::Panicked(panic_message(panic.as_ref())))),
-        }
-    })
-    .await
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic with a non-string payload".to_owned())
-}
-
-/// A worker's future, polled by the controller's task.
-type Worker<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
-
-/// Polls every worker whenever one is woken, until all have returned.
-async fn join_all(mut workers: Vec<Worker<'_>>) {
-    std::future::poll_fn(|cx| {
-        workers.retain_mut(|worker| worker.as_mut().poll(cx).is_pending());
-        if workers.is_empty() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await
-}
-
-/// Shuts the queue down when the controller's future ends or is dropped.
-struct ShutDownOnDrop<'a>(&'a RateLimitingQueue<Arc<str>>);
-
-impl Drop for ShutDownOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.shut_down();
-    }
-}
-
-/// A reconcile in flight: counted in `active`, and in `cancelled` if dropped unfinished.
-struct Active<'a> {
-    stats: &'a Stats,
-    finished: bool,
-}
-
-impl<'a> Active<'a> {
-    fn new(stats: &'a Stats) -> Self {
-        stats.active.inc();
-        Active {
-            stats,
-            finished: false,
-        }
-    }
-
-    fn finished(mut self) {
-        self.finished = true;
-    }
-}
-
-impl Drop for Active<'_> {
-    fn drop(&mut self) {
-        self.stats.active.dec();
-        if !self.finished {
-            self.stats.cancelled.inc();
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_panicking_reconcile_is_a_failure_not_a_crash() {
-        let outcome = isolated(async { panic!("bug in reconcile") }).await;
-        assert!(matches!(outcome, Err(Failure::Panicked(_))), "{outcome:?}");
-        let outcome = isolated(async { Err(ReconcileError::NotOwned("d".into())) }).await;
-        assert!(matches!(
-            outcome,
-            Err(Failure::Error(ReconcileError::NotOwned(_)))
-        ));
-        assert!(isolated(async { Ok(()) }).await.is_ok());
     }
 }

@@ -11,6 +11,7 @@
 //!   signals.
 //! * [`demo`]: the whole loop against an embedded API server (`--demo`).
 //! * [`serve`]: `/metrics`, `/healthz` and `/readyz`.
+//! * [`workers`]: how the workers run (futures of the controller's task) and catch panics.
 //!
 //! `docs/walkthrough.md` (at the top of the repository) reads this crate beside the library
 //! code it runs on.
@@ -25,3 +26,4 @@ pub mod finalizer;
 pub mod foo;
 pub mod records;
 pub mod serve;
+pub mod workers;
