@@ -73,6 +73,11 @@ impl<T: Object> Lister<T> {
             .list_matching(|o| selector.matches(&o.labels()))
     }
 
+    /// Every cached object, in all namespaces: `list(&Selector::everything())`.
+    pub fn list_all(&self) -> Vec<Arc<T>> {
+        self.indexer.list()
+    }
+
     /// The cluster-scoped object `name`.
     pub fn get(&self, name: &str) -> Option<Arc<T>> {
         self.indexer.get_by_key(name)
@@ -107,6 +112,11 @@ pub struct NamespaceLister<T> {
 }
 
 impl<T: Object> NamespaceLister<T> {
+    /// Every cached object of the namespace: `list(&Selector::everything())`.
+    pub fn list_all(&self) -> Vec<Arc<T>> {
+        self.list(&Selector::everything())
+    }
+
     /// The namespace's cached objects whose labels match `selector` (client-go's
     /// `ListAllByNamespace`), found through the namespace index.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<T>> {

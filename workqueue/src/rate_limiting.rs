@@ -92,6 +92,22 @@ impl<T: QueueItem> RateLimitingQueue<T> {
         }
     }
 
+    /// A new rate-limited queue with client-go's default controller rate limiter
+    /// (`DefaultTypedControllerRateLimiter`: per-item exponential backoff from 5 ms to
+    /// 1,000 s, and an overall bucket of 10 per second with a burst of 100).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (its delaying queue spawns a timer task).
+    pub fn with_default_rate_limiter() -> Self
+    where
+        T: Sync,
+    {
+        Self::new(Arc::new(
+            clientgo_ratelimit::default_controller_rate_limiter(),
+        ))
+    }
+
     /// Adds `item` after the delay the rate limiter gives it (which records a failure).
     pub fn add_rate_limited(&self, item: T) {
         let delay = self.limiter.when(&item);

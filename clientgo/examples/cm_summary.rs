@@ -1,0 +1,98 @@
+//! cm-summary: keeps the ConfigMap `cm-summary` counting the namespace's ConfigMaps per `app`
+//! label. A one-key controller: every change to any ConfigMap enqueues the same key, and the
+//! reconcile recomputes the summary from the cache, writing only when it differs. Level-based:
+//! however many changes arrive, the summary is recomputed, not patched per event.
+//!
+//! `cargo run -p clientgo --example cm_summary` (the kubeconfig's cluster and namespace).
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::time::Duration;
+
+use clientgo::CancellationToken;
+use clientgo::apimachinery::Object;
+use clientgo::rest::{Config, PostParams, ResourceClient, RestClient};
+use clientgo::tools::cache::{
+    NamespaceLister, ResourceEventHandlerFuncs, SharedInformerFactory, wait_for_cache_sync,
+};
+use clientgo::util::workqueue::{RateLimitingQueue, run_workers};
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+const SUMMARY: &str = "cm-summary";
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+    tracing_subscriber::fmt::init();
+    let config = Config::infer()?;
+    let namespace = config.default_namespace.clone();
+    run(config, &namespace, clientgo::signals::shutdown_on_signal()).await
+}
+
+/// Runs the controller in `namespace` until `shutdown`.
+pub async fn run(
+    config: Config,
+    namespace: &str,
+    shutdown: CancellationToken,
+) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let client = RestClient::new(&config)?;
+    let factory = SharedInformerFactory::builder(&client)
+        .namespace(namespace.to_owned())
+        .build();
+    let configmaps = factory.informer::<ConfigMap>();
+    // The one key: there is one thing to reconcile, whatever changed.
+    let queue = RateLimitingQueue::<&'static str>::with_default_rate_limiter();
+    let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
+    configmaps.add_event_handler(
+        ResourceEventHandlerFuncs::new()
+            .add_func(move |_, _| on_add.add(SUMMARY))
+            .update_func(move |_, _| on_update.add(SUMMARY))
+            .delete_func(move |_| on_delete.add(SUMMARY)),
+    )?;
+    factory.start(&shutdown);
+    wait_for_cache_sync(&[&configmaps], Duration::from_secs(60)).await?;
+
+    let lister = configmaps.lister().namespace(namespace);
+    let api = ResourceClient::<ConfigMap>::namespaced(&client, namespace);
+    run_workers(&queue, 1, |_| reconcile(&lister, &api), shutdown).await;
+    factory.shutdown().await;
+    Ok(())
+}
+
+/// Makes `cm-summary` say how many ConfigMaps carry each `app` label.
+async fn reconcile(
+    lister: &NamespaceLister<ConfigMap>,
+    api: &ResourceClient<ConfigMap>,
+) -> Result<(), clientgo::rest::Error> {
+    let mut counts = BTreeMap::<String, usize>::new();
+    for cm in lister.list_all() {
+        if let Some(app) = cm.labels().get("app").filter(|_| cm.name() != SUMMARY) {
+            *counts.entry(app.to_owned()).or_default() += 1;
+        }
+    }
+    let data: BTreeMap<String, String> = counts
+        .into_iter()
+        .map(|(app, n)| (app, n.to_string()))
+        .collect();
+    match lister.get(SUMMARY) {
+        Some(current) if current.data.clone().unwrap_or_default() == data => {}
+        Some(current) => {
+            let mut summary = (*current).clone();
+            summary.data = Some(data);
+            api.update(SUMMARY, &summary, &PostParams::default())
+                .await?;
+        }
+        None => {
+            let summary = ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some(SUMMARY.to_owned()),
+                    ..ObjectMeta::default()
+                },
+                data: Some(data),
+                ..ConfigMap::default()
+            };
+            api.create(&summary, &PostParams::default()).await?;
+        }
+    }
+    Ok(())
+}
