@@ -6,7 +6,8 @@
 //! plugs into the watch decoder without this crate depending on the watch crate.
 //!
 //! client-go's `http.Client.Timeout` covers reading the body as well as getting the headers;
-//! the deadline wrapper does the same: past the deadline the next read fails with a
+//! the deadline wrapper does the same (and the idle wrapper bounds each wait between frames,
+//! see [`Config::read_idle_timeout`](crate::Config::read_idle_timeout)): past the deadline the next read fails with a
 //! [`TransportError`] of kind [`Timeout`](TransportErrorKind::Timeout). Discarded bodies (of
 //! responses that are retried) are read up to 2 KiB, as client-go's `readAndCloseResponseBody`
 //! does, so that a small body leaves the connection reusable and a large one does not hold up
@@ -46,50 +47,13 @@ pub(crate) fn with_deadline(
     method: http::Method,
     url: String,
 ) -> Body {
-    DeadlineBody {
+    TimedBody {
         body,
         sleep: Box::pin(tokio::time::sleep_until(deadline)),
+        idle: None,
         request: Some((method, url)),
     }
     .boxed()
-}
-
-struct DeadlineBody {
-    body: Body,
-    sleep: Pin<Box<Sleep>>,
-    request: Option<(http::Method, String)>,
-}
-
-impl HttpBody for DeadlineBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = &mut *self;
-        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
-            return Poll::Ready(frame);
-        }
-        if this.sleep.as_mut().poll(cx).is_ready() {
-            let Some((method, url)) = this.request.take() else {
-                return Poll::Ready(None);
-            };
-            let error = TransportError::new(TransportErrorKind::Timeout, method, url, None)
-                .with_detail("the time limit passed while reading the response body");
-            return Poll::Ready(Some(Err(Box::new(error))));
-        }
-        Poll::Pending
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.request.is_none() || self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
 }
 
 /// Bounds the wait for each frame of `body` by `idle`: when nothing arrives for that long,
@@ -100,23 +64,25 @@ pub(crate) fn with_idle_timeout(
     method: http::Method,
     url: String,
 ) -> Body {
-    IdleBody {
+    TimedBody {
         body,
-        idle,
         sleep: Box::pin(tokio::time::sleep(idle)),
+        idle: Some(idle),
         request: Some((method, url)),
     }
     .boxed()
 }
 
-struct IdleBody {
+/// A body whose reads fail once `sleep` ends: a deadline, or, with `idle`, a timer that each
+/// frame restarts.
+struct TimedBody {
     body: Body,
-    idle: std::time::Duration,
     sleep: Pin<Box<Sleep>>,
+    idle: Option<std::time::Duration>,
     request: Option<(http::Method, String)>,
 }
 
-impl HttpBody for IdleBody {
+impl HttpBody for TimedBody {
     type Data = Bytes;
     type Error = BoxError;
 
@@ -126,18 +92,21 @@ impl HttpBody for IdleBody {
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
         if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
-            let next = Instant::now() + this.idle;
-            this.sleep.as_mut().reset(next);
+            if let Some(idle) = this.idle {
+                this.sleep.as_mut().reset(Instant::now() + idle);
+            }
             return Poll::Ready(frame);
         }
         if this.sleep.as_mut().poll(cx).is_ready() {
             let Some((method, url)) = this.request.take() else {
                 return Poll::Ready(None);
             };
-            let detail = format!(
-                "no data from the server for {:?} while reading the response body",
-                this.idle
-            );
+            let detail = match this.idle {
+                Some(idle) => {
+                    format!("no data from the server for {idle:?} while reading the response body")
+                }
+                None => "the time limit passed while reading the response body".to_owned(),
+            };
             let error = TransportError::new(TransportErrorKind::Timeout, method, url, None)
                 .with_detail(detail);
             return Poll::Ready(Some(Err(Box::new(error))));

@@ -7,13 +7,13 @@
 
 mod support;
 
+use support::config_maps;
+
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, Object as _};
+use clientgo_apimachinery::Object as _;
 use clientgo_rest::config::Secret;
-use clientgo_rest::{
-    Auth, Config, DynamicClient, Error, ListParams, RestClient, TransportErrorKind,
-};
+use clientgo_rest::{Auth, Config, Error, ListParams, RestClient, TransportErrorKind};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
@@ -46,17 +46,6 @@ fn client(url: &str, configure: impl FnOnce(&mut Config)) -> RestClient {
     config.qps = -1.0;
     configure(&mut config);
     RestClient::new(&config).unwrap()
-}
-
-fn config_maps(client: &RestClient) -> DynamicClient {
-    let resource = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    DynamicClient::from_api_resource(client, &resource, Some("default"))
 }
 
 fn kind(error: &Error) -> Option<TransportErrorKind> {

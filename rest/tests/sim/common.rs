@@ -3,8 +3,9 @@
 use std::future::Future;
 use std::time::Duration;
 
+use clientgo_apimachinery::ApiResource;
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
-use clientgo_rest::{Config, RestClient};
+use clientgo_rest::{Config, DynamicClient, RestClient};
 use tempfile::TempDir;
 
 /// A running sim and a client configured for it.
@@ -94,4 +95,16 @@ pub fn namespace(sim: &ApiServerSim, name: &str) {
         serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
     )
     .expect("the namespace is created");
+}
+
+/// A dynamic client of ConfigMaps in `namespace`.
+pub fn config_maps(client: &RestClient, namespace: &str) -> DynamicClient {
+    let resource = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    };
+    DynamicClient::from_api_resource(client, &resource, Some(namespace))
 }

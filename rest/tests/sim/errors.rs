@@ -14,18 +14,7 @@ use clientgo_rest::{
 };
 use serde_json::json;
 
-use crate::common::{self, eventually};
-
-fn config_maps(client: &RestClient, namespace: &str) -> DynamicClient {
-    let resource = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    DynamicClient::from_api_resource(client, &resource, Some(namespace))
-}
+use crate::common::{self, config_maps, eventually};
 
 fn cm(name: &str) -> DynamicObject {
     serde_json::from_value(

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::{ApiResource, DynamicObject};
+use clientgo_apimachinery::DynamicObject;
 use clientgo_apiserver_sim::SimConfig;
 use clientgo_apiserver_sim::faults::{InjectedError, RequestMatch};
 use clientgo_rest::{DynamicClient, GetParams, ListParams, PostParams, RestClient};
@@ -14,14 +14,7 @@ use serde_json::json;
 use crate::common;
 
 fn config_maps(client: &RestClient) -> DynamicClient {
-    let resource = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    DynamicClient::from_api_resource(client, &resource, Some("default"))
+    common::config_maps(client, "default")
 }
 
 /// A client that records its metrics, and a way to read one counter line.

@@ -11,10 +11,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, Object as _, WatchEvent};
+use clientgo_apimachinery::{DynamicObject, Object as _, WatchEvent};
 use clientgo_apiserver_sim::SimConfig;
 use clientgo_apiserver_sim::faults::WatchFault;
-use clientgo_rest::{DynamicClient, RestClient, TransportErrorKind, WatchParams};
+use clientgo_rest::{RestClient, TransportErrorKind, WatchParams};
 use clientgo_watch::{Watch, WatchError};
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -69,17 +69,6 @@ async fn pump(
     drop((from, to));
 }
 
-fn config_maps(client: &RestClient) -> DynamicClient {
-    let resource = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    DynamicClient::from_api_resource(client, &resource, Some("default"))
-}
-
 #[tokio::test(start_paused = true)]
 async fn http2_pings_keep_a_quiet_watch_and_close_a_dead_connection_within_the_ping_timeout() {
     let s = common::secure().await;
@@ -89,7 +78,7 @@ async fn http2_pings_keep_a_quiet_watch_and_close_a_dead_connection_within_the_p
     config.http2_read_idle_timeout = Duration::from_secs(3);
     config.http2_ping_timeout = Duration::from_secs(2);
     let client = RestClient::new(&config).unwrap();
-    let api = config_maps(&client);
+    let api = common::config_maps(&client, "default");
     let params = WatchParams {
         resource_version: Some(s.sim.resource_version().to_string()),
         ..WatchParams::default()
@@ -159,7 +148,7 @@ async fn http1_a_request_to_a_stalled_server_times_out_after_the_read_idle_timeo
     let error = within(
         Duration::from_secs(3600),
         "the stalled request ends",
-        config_maps(&s.client).list(&Default::default()),
+        common::config_maps(&s.client, "default").list(&Default::default()),
     )
     .await
     .unwrap_err();

@@ -441,3 +441,15 @@ pub fn status_json(code: u16, reason: &str, message: &str) -> String {
     })
     .to_string()
 }
+
+/// A dynamic client of ConfigMaps in `default`.
+pub fn config_maps(client: &clientgo_rest::RestClient) -> clientgo_rest::DynamicClient {
+    let resource = clientgo_apimachinery::ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    };
+    clientgo_rest::DynamicClient::from_api_resource(client, &resource, Some("default"))
+}
