@@ -8,7 +8,8 @@ use std::time::Duration;
 use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
 use clientgo_envtest::ControlPlane;
 use clientgo_record::{
-    EventBroadcaster, EventSource, EventType, EventWatcher, ObjectReference, RestEventSink,
+    EventBroadcaster, EventRecorder, EventSource, EventType, EventWatcher, ObjectReference,
+    RestEventSink,
 };
 use clientgo_rest::{Config, DynamicClient, ListParams, PostParams, RestClient};
 use serde_json::json;
@@ -28,11 +29,15 @@ fn resource(group: &str, kind: &str, plural: &str) -> ApiResource {
     }
 }
 
-/// A namespace of the test's own, a client, and a ConfigMap there to record events about.
+/// A namespace of the test's own, a client, a ConfigMap there to record events about, and a
+/// recorder whose broadcaster writes through the client.
 struct Scene {
     namespace: String,
     client: RestClient,
     object: ObjectReference,
+    broadcaster: EventBroadcaster,
+    watcher: EventWatcher,
+    recorder: EventRecorder,
 }
 
 /// `None` when no control plane can run here (the reason is printed).
@@ -57,18 +62,17 @@ async fn scene(prefix: &str) -> Option<Scene> {
         .await
         .expect("the ConfigMap is created");
     let object = ObjectReference::from_dynamic(&created);
+    let broadcaster = EventBroadcaster::new();
+    let watcher = broadcaster.start_recording_to_sink(RestEventSink::new(&client));
+    let recorder = broadcaster.new_recorder(EventSource::component(COMPONENT));
     Some(Scene {
         namespace,
         client,
         object,
+        broadcaster,
+        watcher,
+        recorder,
     })
-}
-
-/// A broadcaster writing to the server through `client`, and its sink's watcher.
-fn broadcaster(client: &RestClient) -> (EventBroadcaster, EventWatcher) {
-    let broadcaster = EventBroadcaster::new();
-    let watcher = broadcaster.start_recording_to_sink(RestEventSink::new(client));
-    (broadcaster, watcher)
 }
 
 /// Lists the `events` of `group` in `namespace` until `done` holds for them, at most
@@ -99,27 +103,26 @@ async fn events_until(
     }
 }
 
-async fn stop(broadcaster: EventBroadcaster, watcher: EventWatcher) {
-    broadcaster.shutdown();
-    watcher.join().await;
-    assert_eq!(broadcaster.dropped_events(), 0);
+impl Scene {
+    /// Shuts the broadcaster down once its queued events are written.
+    async fn stop(self) {
+        self.broadcaster.shutdown();
+        self.watcher.join().await;
+        assert_eq!(self.broadcaster.dropped_events(), 0);
+    }
 }
 
 #[tokio::test]
 async fn a_recorded_event_is_stored_as_a_core_v1_event_about_its_object() {
-    let Some(Scene {
-        namespace,
-        client,
-        object,
-    }) = scene("event").await
-    else {
+    let Some(scene) = scene("event").await else {
         return;
     };
-    let (broadcaster, watcher) = broadcaster(&client);
-    let recorder = broadcaster.new_recorder(EventSource::component(COMPONENT));
-    recorder.event(&object, EventType::Warning, "ErrResourceExists", "not ours");
+    let (client, namespace, object) = (&scene.client, &scene.namespace, &scene.object);
+    scene
+        .recorder
+        .event(object, EventType::Warning, "ErrResourceExists", "not ours");
 
-    let events = events_until(&client, "", &namespace, |events| !events.is_empty()).await;
+    let events = events_until(client, "", namespace, |events| !events.is_empty()).await;
     assert_eq!(events.len(), 1);
     let event = &events[0];
     assert!(event.name().starts_with("settings."), "{}", event.name());
@@ -143,7 +146,7 @@ async fn a_recorded_event_is_stored_as_a_core_v1_event_about_its_object() {
     assert_eq!(event.data["firstTimestamp"], event.data["lastTimestamp"]);
 
     // The same event through the newer API, converted by the server.
-    let converted = events_until(&client, "events.k8s.io", &namespace, |events| {
+    let converted = events_until(client, "events.k8s.io", namespace, |events| {
         events.len() == 1
     })
     .await;
@@ -153,27 +156,23 @@ async fn a_recorded_event_is_stored_as_a_core_v1_event_about_its_object() {
     assert_eq!(converted.data["regarding"]["uid"], object.uid.as_str());
     assert_eq!(converted.data["reportingController"], COMPONENT);
     assert_eq!(converted.data["deprecatedCount"], 1);
-    stop(broadcaster, watcher).await;
+    scene.stop().await;
 }
 
 #[tokio::test]
 async fn the_same_event_recorded_ten_times_is_one_stored_event_with_count_ten() {
-    let Some(Scene {
-        namespace,
-        client,
-        object,
-    }) = scene("counted").await
-    else {
+    let Some(scene) = scene("counted").await else {
         return;
     };
-    let (broadcaster, watcher) = broadcaster(&client);
-    let recorder = broadcaster.new_recorder(EventSource::component(COMPONENT));
+    let (client, namespace, object) = (&scene.client, &scene.namespace, &scene.object);
     for _ in 0..10 {
-        recorder.event(&object, EventType::Normal, "Synced", "synced successfully");
+        scene
+            .recorder
+            .event(object, EventType::Normal, "Synced", "synced successfully");
     }
 
     let counted = |events: &[DynamicObject]| events.iter().any(|e| e.data["count"] == 10);
-    let events = events_until(&client, "", &namespace, counted).await;
+    let events = events_until(client, "", namespace, counted).await;
     assert_eq!(events.len(), 1, "patched, never created again");
     let event = &events[0];
     assert_eq!(event.data["message"], "synced successfully");
@@ -183,26 +182,20 @@ async fn the_same_event_recorded_ten_times_is_one_stored_event_with_count_ten() 
         .expect("firstTimestamp");
     let last = event.data["lastTimestamp"].as_str().expect("lastTimestamp");
     assert!(first <= last, "{first} <= {last}");
-    stop(broadcaster, watcher).await;
+    scene.stop().await;
 }
 
 #[tokio::test]
 async fn twelve_similar_events_are_nine_events_and_one_combined_with_count_three() {
-    let Some(Scene {
-        namespace,
-        client,
-        object,
-    }) = scene("combined").await
-    else {
+    let Some(scene) = scene("combined").await else {
         return;
     };
-    let (broadcaster, watcher) = broadcaster(&client);
-    let recorder = broadcaster.new_recorder(EventSource::component(COMPONENT));
+    let (client, namespace, object) = (&scene.client, &scene.namespace, &scene.object);
     // Same object, type and reason, a different message each time: from the tenth distinct
     // message on, they count up one combined event.
     for i in 0..12 {
-        recorder.event(
-            &object,
+        scene.recorder.event(
+            object,
             EventType::Warning,
             "FailedSync",
             &format!("attempt {i} failed"),
@@ -217,7 +210,7 @@ async fn twelve_similar_events_are_nine_events_and_one_combined_with_count_three
                 && e.data["count"] == 3
         })
     };
-    let events = events_until(&client, "", &namespace, combined).await;
+    let events = events_until(client, "", namespace, combined).await;
     let mut messages: Vec<&str> = events
         .iter()
         .map(|e| e.data["message"].as_str().unwrap())
@@ -227,5 +220,5 @@ async fn twelve_similar_events_are_nine_events_and_one_combined_with_count_three
     expected.push("(combined from similar events): attempt 11 failed".into());
     expected.sort();
     assert_eq!(messages, expected);
-    stop(broadcaster, watcher).await;
+    scene.stop().await;
 }
