@@ -1,7 +1,8 @@
 //! A server that stops answering cannot hang the client. HTTP/2: the transport's pings keep
 //! a quiet but live watch open (the sim's stall fault answers pings) and close a dead
 //! connection (a TCP proxy that stops forwarding) within the ping timeout. HTTP/1.1: a
-//! request read whole gives up after the read idle timeout (the sim's latency fault).
+//! request read whole gives up after the read idle timeout (the sim's latency fault), and a
+//! stalled watch (the sim's stall fault) ends at the watch decoder's idle timeout.
 //!
 //! Paused clock: the sim, the proxy and the client are tasks of the test's runtime on
 //! loopback, whose writes are readable at once; tokio moves the clock on only when nothing is
@@ -156,5 +157,47 @@ async fn http1_a_request_to_a_stalled_server_times_out_after_the_read_idle_timeo
         error.transport_error().map(|e| e.kind()),
         Some(TransportErrorKind::Timeout),
         "{error}"
+    );
+}
+
+/// A watch is quiet by design, so the read idle timeout does not apply to it: over HTTP/1.1,
+/// which has no pings, a stalled watch is ended by the watch decoder's idle timeout.
+#[tokio::test(start_paused = true)]
+async fn http1_a_stalled_watch_ends_at_the_watch_idle_timeout() {
+    let s = common::plain_with(SimConfig::default(), |config| {
+        config.read_idle_timeout = Some(Duration::from_secs(5));
+    })
+    .await;
+    let params = WatchParams {
+        resource_version: Some(s.sim.resource_version().to_string()),
+        ..WatchParams::default()
+    };
+    let api = common::config_maps(&s.client, "default");
+    let body = within(
+        Duration::from_secs(30),
+        "the watch opens",
+        api.watch(&params),
+    )
+    .await
+    .unwrap();
+    let mut watch = Watch::<DynamicObject>::new(body).with_idle_timeout(Duration::from_secs(120));
+    assert!(
+        s.sim.faults().watches(WatchFault::Stall) >= 1,
+        "the stall fired"
+    );
+    let start = tokio::time::Instant::now();
+    let end = within(
+        Duration::from_secs(3600),
+        "the stall is noticed",
+        watch.next(),
+    )
+    .await;
+    assert!(
+        matches!(end, Some(Err(WatchError::Stalled { .. }))),
+        "the watch ends as stalled: {end:?}"
+    );
+    assert!(
+        start.elapsed() >= Duration::from_secs(120),
+        "not by the read idle timeout"
     );
 }
