@@ -6,15 +6,20 @@
 //! stop, the informer's cache must equal the server's state (keys, resourceVersions, content)
 //! and every handler must have seen a consistent history of each key.
 //!
+//! The test checks that its faults happened: every fault kind a seed schedules must have hit
+//! a request or a watch (faults still pending when the writer stops are driven to fire by
+//! making the informer list and watch again, within a bound), and the informer must have
+//! relisted at least once.
+//!
 //! A seed fixes the writer's operations, the faults and their timing, and the informer's
 //! settings (queue aside): `CHAOS_SEEDS` (`7`, `1,5,9`, `1..=50` or `3-8`; `CHAOS_SEED` works
 //! too) replaces the default seeds 1..=20 to reproduce or widen a run. Each seed is printed
 //! before it runs and named in every failure. Every seed runs on its own runtime with tokio's
 //! paused clock, so backoffs, watch timeouts and stalls cost no real time.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
@@ -44,6 +49,9 @@ const TAIL_OPERATIONS: usize = 5;
 /// How long (virtual time) the informer may take to converge once the faults stop: longer
 /// than the longest watch a stall can hold (10 minutes) plus the largest backoff.
 const CONVERGE_WITHIN: Duration = Duration::from_secs(30 * 60);
+/// How long (virtual time) the faults still pending when the writer stops may take to fire,
+/// the informer being made to list and watch again: many backoffs (12 failed lists).
+const DRAIN_WITHIN: Duration = Duration::from_secs(30 * 60);
 
 /// A small seeded generator (splitmix64).
 struct SplitMix64(u64);
@@ -438,6 +446,9 @@ impl Writer {
 struct Observed<L> {
     inner: L,
     stats: Arc<Mutex<BTreeMap<String, usize>>>,
+    /// Lists (first pages) and streaming lists the server answered: more than one means
+    /// the informer relisted.
+    list_starts: Arc<AtomicUsize>,
 }
 
 impl<L> Observed<L> {
@@ -469,6 +480,9 @@ impl<L: ListerWatcher<DynamicObject>> ListerWatcher<DynamicObject> for Observed<
         };
         let result = self.inner.list(options).await;
         self.count(kind, &result);
+        if result.is_ok() && options.continue_token.is_none() {
+            self.list_starts.fetch_add(1, Ordering::Relaxed);
+        }
         result
     }
 
@@ -480,6 +494,9 @@ impl<L: ListerWatcher<DynamicObject>> ListerWatcher<DynamicObject> for Observed<
         };
         let result = self.inner.watch(options).await;
         self.count(kind, &result);
+        if result.is_ok() && options.send_initial_events == Some(true) {
+            self.list_starts.fetch_add(1, Ordering::Relaxed);
+        }
         result
     }
 
@@ -501,16 +518,172 @@ fn injected(rng: &mut SplitMix64) -> InjectedError {
     }
 }
 
-/// Injects faults at random until `done`, then clears them. Adds `late` as a handler at a
-/// random moment.
+/// The name of an injected error's kind.
+fn error_kind(error: InjectedError) -> &'static str {
+    match error {
+        InjectedError::TooManyRequests { .. } => "429",
+        InjectedError::InternalError => "500",
+        InjectedError::ServiceUnavailable { .. } => "503",
+        InjectedError::GatewayTimeout { .. } => "504",
+        InjectedError::Expired => "410",
+        InjectedError::CutBody => "cut body",
+    }
+}
+
+/// The name of a watch fault's kind.
+fn watch_fault_kind(fault: WatchFault) -> String {
+    match fault {
+        WatchFault::Close => "watch: close".to_owned(),
+        WatchFault::CutMidFrame => "watch: cut mid-frame".to_owned(),
+        WatchFault::MalformedFrame => "watch: malformed frame".to_owned(),
+        WatchFault::Stall => "watch: stall".to_owned(),
+        WatchFault::Error(error) => format!("watch: ERROR {}", error_kind(error)),
+    }
+}
+
+/// Request-fault rules not consumed yet, oldest first: (kind, requests left).
+type PendingRules = VecDeque<(String, usize)>;
+
+/// Which fault kinds were scheduled and which fired. Request faults are consumed by the
+/// informer's list and watch requests in the order they were scheduled (the sim answers
+/// each matching request from the oldest rule with some left), so counting the requests
+/// the sim logged tells which rules were consumed; a watch fault fires when an open watch
+/// receives it, and is retried at the next steps until one does.
+struct FaultLog {
+    /// How many times each kind was scheduled.
+    scheduled: BTreeMap<String, usize>,
+    /// How many requests or watches each kind hit.
+    fired: BTreeMap<String, usize>,
+    /// Per verb: the request count last seen, and the rules not consumed yet (kind, left).
+    requests: BTreeMap<&'static str, (usize, PendingRules)>,
+    /// Watch faults that found no open watch yet.
+    watches: Vec<WatchFault>,
+}
+
+impl FaultLog {
+    fn new(sim: &ApiServerSim) -> FaultLog {
+        let requests = ["list", "watch"]
+            .into_iter()
+            .map(|verb| {
+                (
+                    verb,
+                    (sim.requests().count(verb, "configmaps"), VecDeque::new()),
+                )
+            })
+            .collect();
+        FaultLog {
+            scheduled: BTreeMap::new(),
+            fired: BTreeMap::new(),
+            requests,
+            watches: Vec::new(),
+        }
+    }
+
+    fn schedule(&mut self, kind: &str) {
+        *self.scheduled.entry(kind.to_owned()).or_default() += 1;
+    }
+
+    fn fire(&mut self, kind: &str) {
+        *self.fired.entry(kind.to_owned()).or_default() += 1;
+    }
+
+    /// Counts the request faults consumed since the last look.
+    fn update(&mut self, sim: &ApiServerSim) {
+        let mut fired = Vec::new();
+        for (verb, (seen, rules)) in &mut self.requests {
+            let now = sim.requests().count(verb, "configmaps");
+            let mut consumed = now - *seen;
+            *seen = now;
+            while consumed > 0 {
+                let Some((kind, left)) = rules.front_mut() else {
+                    break; // no rule pending: the request was answered normally
+                };
+                let taken = consumed.min(*left);
+                fired.extend(std::iter::repeat_n(kind.clone(), taken));
+                *left -= taken;
+                consumed -= taken;
+                if *left == 0 {
+                    rules.pop_front();
+                }
+            }
+        }
+        for kind in fired {
+            self.fire(&kind);
+        }
+    }
+
+    fn fail_next(
+        &mut self,
+        sim: &ApiServerSim,
+        verb: &'static str,
+        count: usize,
+        error: InjectedError,
+    ) {
+        self.update(sim);
+        let kind = format!("{verb}: {}", error_kind(error));
+        self.schedule(&kind);
+        self.requests
+            .get_mut(verb)
+            .expect("list or watch")
+            .1
+            .push_back((kind, count));
+        sim.faults()
+            .fail_next(count, RequestMatch::new(verb, "configmaps"), error);
+    }
+
+    fn watch_fault(&mut self, sim: &ApiServerSim, fault: WatchFault) {
+        self.schedule(&watch_fault_kind(fault));
+        self.watches.push(fault);
+        self.retry_watch_faults(sim);
+    }
+
+    /// Sends the watch faults that found no open watch yet again.
+    fn retry_watch_faults(&mut self, sim: &ApiServerSim) {
+        let mut fired = Vec::new();
+        self.watches.retain(|&fault| {
+            let received = sim.faults().watches(fault) > 0;
+            if received {
+                fired.push(watch_fault_kind(fault));
+            }
+            !received
+        });
+        for kind in fired {
+            self.fire(&kind);
+        }
+    }
+
+    /// An action that always takes effect (a compaction, a latency).
+    fn immediate(&mut self, kind: &str) {
+        self.schedule(kind);
+        self.fire(kind);
+    }
+
+    fn pending(&self) -> bool {
+        !self.watches.is_empty() || self.requests.values().any(|(_, rules)| !rules.is_empty())
+    }
+
+    /// The kinds scheduled that never fired.
+    fn never_fired(&self) -> Vec<&str> {
+        self.scheduled
+            .keys()
+            .filter(|kind| !self.fired.contains_key(*kind))
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// Injects faults at random until `done`, then drives the pending ones until they fire
+/// (bounded) and clears them. Adds `late` as a handler at a random moment.
 async fn inject(
     sim: &ApiServerSim,
     done: &AtomicBool,
+    watch_list: bool,
     mut rng: SplitMix64,
     informer: &SharedIndexInformer<DynamicObject>,
     late: Arc<Recorder>,
-) -> Registration<DynamicObject> {
+) -> (Registration<DynamicObject>, FaultLog) {
     let faults = sim.faults();
+    let mut log = FaultLog::new(sim);
     let mut late = Some(late);
     let mut registration = None;
     let join_after = rng.between(2, 40);
@@ -523,7 +696,14 @@ async fn inject(
                 registration = Some(informer.add_event_handler(handler).unwrap());
             }
         }
-        let verb = if rng.chance(50) { "list" } else { "watch" };
+        log.update(sim);
+        log.retry_watch_faults(sim);
+        // A streaming list is a watch: LIST requests come only after a fallback there.
+        let verb = if rng.chance(50) && !watch_list {
+            "list"
+        } else {
+            "watch"
+        };
         match rng.below(12) {
             0 | 1 => {
                 // Mostly absorbed by the REST client's own retries; more than ten reach the
@@ -534,42 +714,52 @@ async fn inject(
                     rng.between(1, 3)
                 } as usize;
                 let error = injected(&mut rng);
-                faults.fail_next(count, RequestMatch::new(verb, "configmaps"), error);
+                log.fail_next(sim, verb, count, error);
             }
-            2 => {
-                sim.close_all_watches();
+            2 => log.watch_fault(sim, WatchFault::Close),
+            3 => log.watch_fault(sim, WatchFault::CutMidFrame),
+            4 => log.watch_fault(sim, WatchFault::MalformedFrame),
+            5 => log.watch_fault(sim, WatchFault::Error(injected(&mut rng))),
+            6 => log.watch_fault(sim, WatchFault::Stall),
+            7 => {
+                sim.compact();
+                log.immediate("compact");
             }
-            3 => {
-                faults.watches(WatchFault::CutMidFrame);
-            }
-            4 => {
-                faults.watches(WatchFault::MalformedFrame);
-            }
-            5 => {
-                faults.watches(WatchFault::Error(injected(&mut rng)));
-            }
-            6 => {
-                faults.watches(WatchFault::Stall);
-            }
-            7 => sim.compact(),
             8 => {
                 // Watches fall behind, the history they need is dropped, then they end: the
                 // re-watch from their last resourceVersion is answered 410.
-                faults.watches(WatchFault::Stall);
+                log.watch_fault(sim, WatchFault::Stall);
                 tokio::time::sleep(rng.millis(20, 200)).await;
                 sim.compact();
-                sim.close_all_watches();
+                log.immediate("compact");
+                log.watch_fault(sim, WatchFault::Close);
             }
-            9 => faults.set_latency(rng.millis(1, 25)),
+            9 => {
+                faults.set_latency(rng.millis(1, 25));
+                log.immediate("latency");
+            }
             10 => faults.set_latency(Duration::ZERO),
             _ => {}
         }
     }
+    // What is still pending fires once the informer lists and watches again: make it.
+    let drain_by = Instant::now() + DRAIN_WITHIN;
+    log.update(sim);
+    while log.pending() && Instant::now() < drain_by {
+        if !log.requests["list"].1.is_empty() {
+            sim.compact(); // the re-watch is answered 410: a relist
+        }
+        sim.close_all_watches();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        log.update(sim);
+        log.retry_watch_faults(sim);
+    }
     faults.clear();
-    match registration {
+    let registration = match registration {
         Some(r) => r,
         None => informer.add_event_handler(late.take().unwrap()).unwrap(),
-    }
+    };
+    (registration, log)
 }
 
 /// One seed: writer and faults, then convergence and the handlers' histories.
@@ -592,6 +782,7 @@ async fn chaos(plan: Plan, mut rng: SplitMix64) {
     let writer_client = RestClient::new(&config).unwrap();
 
     let stats = Arc::new(Mutex::new(BTreeMap::new()));
+    let list_starts = Arc::new(AtomicUsize::new(0));
     let lister_watcher = Observed {
         inner: ListWatch::new(DynamicClient::from_api_resource(
             &informer_client,
@@ -599,6 +790,7 @@ async fn chaos(plan: Plan, mut rng: SplitMix64) {
             None,
         )),
         stats: stats.clone(),
+        list_starts: list_starts.clone(),
     };
     let backoff = if plan.short_backoff {
         BackoffConfig {
@@ -650,9 +842,25 @@ async fn chaos(plan: Plan, mut rng: SplitMix64) {
         writer.run(OPERATIONS, &mut writer_rng).await;
         done.store(true, Ordering::Relaxed);
     };
-    let ((), _late_registration) = tokio::join!(
+    let ((), (_late_registration, fault_log)) = tokio::join!(
         writing,
-        inject(&sim, &done, fault_rng, &informer, late.clone())
+        inject(
+            &sim,
+            &done,
+            plan.watch_list,
+            fault_rng,
+            &informer,
+            late.clone()
+        )
+    );
+    // A fault that never fired proves nothing: every kind scheduled must have.
+    let never_fired = fault_log.never_fired();
+    assert!(
+        never_fired.is_empty(),
+        "seed {seed} ({plan:?}): faults scheduled but never fired: {never_fired:?}; \
+         scheduled {:?}, fired {:?}",
+        fault_log.scheduled,
+        fault_log.fired,
     );
     if plan.final_stall {
         // Only the watch's timeout ends this stall; wait for the reflector to have one open.
@@ -700,12 +908,19 @@ async fn chaos(plan: Plan, mut rng: SplitMix64) {
         server_state(&sim),
         "seed {seed}: the server changed after the writer stopped"
     );
+    let lists = list_starts.load(Ordering::Relaxed);
+    assert!(
+        lists >= 2,
+        "seed {seed} ({plan:?}): the informer never relisted ({lists} list); requests {:?}",
+        stats.lock()
+    );
     eprintln!(
         "chaos seed {seed}: converged at resourceVersion {} with {} ConfigMaps, {:?} after the \
-         last write; requests {:?}",
+         last write; {lists} lists; faults fired {:?}; requests {:?}",
         sim.resource_version(),
         server.len(),
         writes_done.elapsed(),
+        fault_log.fired,
         stats.lock(),
     );
     cancel.cancel();
