@@ -41,7 +41,8 @@ pub struct Options {
     pub resync: Duration,
     /// Run only while holding a Lease.
     pub leader_election: Option<LeaderElection>,
-    /// How long a shutdown waits for the reconciles in flight before it cancels them.
+    /// How long a shutdown waits for the reconciles in flight before it cancels them. With
+    /// leader election the elector allows the drain its renew deadline at most (10 s).
     pub drain_timeout: Duration,
 }
 
