@@ -97,7 +97,9 @@ where
         let params = self.params_from(resource_version);
         match self.client.watch(&params).await {
             Ok(body) => {
-                let watch = Watch::from_boxed(Box::pin(body));
+                // A retry watcher re-watches from before an event that ended the watch, and
+                // would meet an undecodable one again forever: skip it instead.
+                let watch = Watch::from_boxed(Box::pin(body)).skipping_undecodable();
                 Ok(match self.idle_timeout {
                     Some(idle) => watch.with_idle_timeout(idle),
                     None => watch,

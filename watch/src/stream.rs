@@ -14,14 +14,18 @@
 //! `ERROR` events from the server (a 410 Gone, say) are events, not stream errors: they come
 //! out as [`WatchEvent::Error`] and the caller decides, as client-go's consumers do.
 //!
-//! One event that is valid JSON but does not decode (its object is not a `T`, its type is
-//! unknown, or it nests deeper than kube-apiserver's 10,000 levels, see
-//! [`clientgo_rest::json`]) fails that event only: it is skipped, logged as a warning without
-//! its content, counted ([`Watch::undecodable_events`]) and handed to the handler set with
-//! [`Watch::on_undecodable`], and the stream goes on. Ending the stream instead would make
-//! its consumer re-watch from before the event and meet it again, forever. A frame that is
-//! not valid JSON, or too large, ends the stream: the body itself is broken.
-//! [`Watch::failing_on_undecodable`] ends the stream on an undecodable event too.
+//! Events nest up to kube-apiserver's 10,000 levels (see [`clientgo_rest::json`]). An event
+//! that is valid JSON but does not decode (its object is not a `T`, its type is unknown, or
+//! it nests deeper than that) ends the stream with [`WatchError::Decode`], as any broken
+//! frame does; a consumer that relists afterwards (an informer) gets past it, since the list
+//! leaves the undecodable object out and the new watch starts after it. A consumer that can
+//! only re-watch from before the event would meet it again forever: with
+//! [`Watch::skipping_undecodable`] such an event fails that event only (it is skipped,
+//! logged as a warning without its content, counted in [`Watch::undecodable_events`] and
+//! handed to the handler set with [`Watch::on_undecodable`]) and the stream goes on; the
+//! [`RetryWatcher`](crate::RetryWatcher)'s REST source
+//! ([`ResourceWatchSource`](crate::ResourceWatchSource)) opens its watches that way. A frame
+//! that is not valid JSON, or too large, always ends the stream: the body itself is broken.
 //!
 //! Where it differs from client-go: a frame that does not decode is skipped, or ends the
 //! stream with a typed [`WatchError::Decode`], instead of a synthetic `ERROR` event with a
@@ -131,7 +135,7 @@ pub struct Watch<T> {
     framer: Framer,
     idle_timeout: Option<Duration>,
     idle: Option<Pin<Box<Sleep>>>,
-    /// Skip an undecodable event (true) or end the stream on it.
+    /// Skip an undecodable event (true) or end the stream on it (the default).
     skip_undecodable: bool,
     undecodable: u64,
     on_undecodable: Option<UndecodableHandler>,
@@ -165,22 +169,22 @@ impl<T: DeserializeOwned> Watch<T> {
             framer: Framer::new(DEFAULT_MAX_FRAME),
             idle_timeout: None,
             idle: None,
-            skip_undecodable: true,
+            skip_undecodable: false,
             undecodable: 0,
             on_undecodable: None,
             _event: PhantomData,
         }
     }
 
-    /// Ends the stream with [`WatchError::Decode`] on an event that does not decode, instead
-    /// of skipping it (see the module documentation).
-    pub fn failing_on_undecodable(mut self) -> Self {
-        self.skip_undecodable = false;
+    /// Skips an event that is valid JSON but does not decode, instead of ending the stream
+    /// with [`WatchError::Decode`] (see the module documentation).
+    pub fn skipping_undecodable(mut self) -> Self {
+        self.skip_undecodable = true;
         self
     }
 
     /// Calls `handler` with the error of each event skipped because it did not decode (to
-    /// count it in metrics, say).
+    /// count it in metrics, say); see [`skipping_undecodable`](Self::skipping_undecodable).
     pub fn on_undecodable(mut self, handler: impl Fn(&WatchError) + Send + Sync + 'static) -> Self {
         self.on_undecodable = Some(Box::new(handler));
         self

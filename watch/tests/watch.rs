@@ -195,6 +195,7 @@ async fn one_undecodable_event_fails_that_event_only() {
     let reported = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = reported.clone();
     let mut watch = Watch::<DynamicObject>::new(Chunks::new(chunks, Then::End))
+        .skipping_undecodable()
         .on_undecodable(move |error| seen.lock().unwrap().push(error.to_string()));
     let mut names = Vec::new();
     while let Some(event) = watch.next().await {
@@ -229,28 +230,30 @@ async fn an_event_nested_as_deep_as_the_server_allows_decodes() {
         [Bytes::from(deep)],
         Then::End,
     ));
-    let mut watch = watch.failing_on_undecodable();
+    let mut watch = watch;
     let event = watch.next().await.expect("an event").expect("it decodes");
     assert_eq!(event.object().unwrap().name(), "deep");
     assert!(watch.next().await.is_none());
 }
 
 #[tokio::test]
-async fn a_broken_frame_is_a_decode_error_that_quotes_nothing() {
+async fn an_undecodable_or_broken_frame_is_a_decode_error_that_quotes_nothing() {
+    // Invalid JSON ends the watch even when undecodable events are skipped.
     let frames = [
         (
             &br#"{"type":"ADDED","object":{"data":{"password":"hunter2"}},}"#[..],
-            false,
+            true,
         ),
         (
             br#"{"type":"ADDED","object":{"metadata":{"generation":"hunter2"}}}"#,
-            true,
+            false,
         ),
+        (br#"{"type":"EXPLODED","object":{}}"#, false),
     ];
-    for (frame, strict) in frames {
+    for (frame, skipping) in frames {
         let watch = Watch::new(Chunks::new([Bytes::copy_from_slice(frame)], Then::End));
-        let watch = if strict {
-            watch.failing_on_undecodable()
+        let watch = if skipping {
+            watch.skipping_undecodable()
         } else {
             watch
         };
