@@ -1,15 +1,16 @@
 //! Events recorded through the broadcaster and the REST sink into a real kube-apiserver 1.36
 //! (clientgo-envtest): a core/v1 Event about a real object, the same event counted up into one
 //! stored Event by patches, and similar events combined, as the server stores them and as
-//! `events.k8s.io/v1` shows them.
+//! `events.k8s.io/v1` shows them; and the server's refusal in a terminating namespace, which
+//! the sink must recognise to give up quietly.
 
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
+use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectMeta, Time};
 use clientgo_envtest::ControlPlane;
 use clientgo_record::{
-    EventBroadcaster, EventRecorder, EventSource, EventType, EventWatcher, ObjectReference,
-    RestEventSink,
+    Event, EventBroadcaster, EventRecorder, EventSink, EventSource, EventType, EventWatcher,
+    NAMESPACE_TERMINATING_CAUSE, ObjectReference, RestEventSink, SinkError,
 };
 use clientgo_rest::{Config, DynamicClient, ListParams, PostParams, RestClient};
 use serde_json::json;
@@ -220,5 +221,52 @@ async fn twelve_similar_events_are_nine_events_and_one_combined_with_count_three
     expected.push("(combined from similar events): attempt 11 failed".into());
     expected.sort();
     assert_eq!(messages, expected);
+    scene.stop().await;
+}
+
+#[tokio::test]
+async fn a_terminating_namespace_refuses_events_with_the_cause_the_sink_gives_up_on() {
+    let Some(scene) = scene("terminating").await else {
+        return;
+    };
+    let (client, namespace, object) = (&scene.client, &scene.namespace, &scene.object);
+    // No namespace controller runs here: the deleted namespace stays Terminating.
+    client
+        .delete()
+        .group_version("", "v1")
+        .resource("namespaces")
+        .name(namespace)
+        .send()
+        .await
+        .expect("the namespace is deleted");
+    let now = Time::now();
+    let event = Event {
+        metadata: ObjectMeta::namespaced(namespace.as_str(), "settings.terminating"),
+        involved_object: object.clone(),
+        reason: "Synced".into(),
+        message: "synced successfully".into(),
+        source: EventSource::component(COMPONENT),
+        first_timestamp: Some(now),
+        last_timestamp: Some(now),
+        count: 1,
+        type_: "Normal".into(),
+        ..Event::default()
+    };
+
+    let refused = RestEventSink::new(client)
+        .create(&event)
+        .await
+        .expect_err("refused");
+    let SinkError::Rejected(status) = &refused else {
+        panic!("a rejection: {refused:?}");
+    };
+    assert_eq!(status.code, 403, "{status:?}");
+    let causes = &status.details.as_ref().expect("details").causes;
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.reason == NAMESPACE_TERMINATING_CAUSE),
+        "{causes:?}"
+    );
     scene.stop().await;
 }
