@@ -1,7 +1,8 @@
 //! The shared informer factory against apiserver-sim over HTTP (client-go's
 //! `informers/factory_test.go` and the factory behaviour controllers rely on): one informer
 //! per resource, late informers started by a later `start`, the namespace and list-options
-//! tweaks, per-resource resync, transforms, sync reports and shutdown.
+//! tweaks, per-resource resync, transforms, sync reports, shutdown, and informers a panic
+//! stopped started again.
 
 mod cache_support;
 
@@ -14,7 +15,9 @@ use clientgo_apimachinery::{
     ApiResource, DynamicObject, GroupVersionResource, Object, ObjectMeta, Resource, impl_object,
 };
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
-use clientgo_informer::{NotSyncedReason, SharedIndexInformer, SharedInformerFactory};
+use clientgo_informer::{
+    NotSyncedReason, PanicPolicy, PanicSource, SharedIndexInformer, SharedInformerFactory,
+};
 use clientgo_rest::RestClient;
 use clientgo_rest::config::Config;
 use serde::{Deserialize, Serialize};
@@ -326,5 +329,48 @@ async fn shutdown_waits_for_the_informers_and_refuses_later_starts() {
     factory.start(&CancellationToken::new());
     settle().await;
     assert!(!late.has_started());
+    factory.shutdown().await;
+}
+
+// Under `PanicPolicy::Stop` for the whole factory, a transform's panic stops its informer
+// (the factory's sync report says why), and the next `start` runs it again from a relist.
+#[tokio::test(start_paused = true)]
+async fn start_runs_again_an_informer_a_panic_stopped() {
+    static BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let (sim, client) = start_sim().await;
+    create_config_map(&sim, "default", "a", "web");
+    let factory = SharedInformerFactory::builder(&client)
+        .transform(|cm: ConfigMap| {
+            let broken = BROKEN.load(std::sync::atomic::Ordering::SeqCst);
+            assert!(!(broken && cm.metadata.name == "bad"), "transform bug");
+            cm
+        })
+        .on_panic(PanicPolicy::Stop)
+        .build();
+    let informer = factory.informer::<ConfigMap>();
+    assert_eq!(informer.panic_policy(), PanicPolicy::Stop);
+    let cancel = CancellationToken::new();
+    factory.start(&cancel);
+    factory.wait_for_cache_sync(WAIT).await.unwrap();
+
+    create_config_map(&sim, "default", "bad", "web");
+    eventually("the informer stops", WAIT, || {
+        informer.failure().is_some() && !informer.has_started()
+    })
+    .await;
+    let err = factory
+        .wait_for_cache_sync(Duration::from_secs(1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err.not_synced[0].1, NotSyncedReason::Failed(f) if f.source == PanicSource::Transform),
+        "{err}"
+    );
+
+    BROKEN.store(false, std::sync::atomic::Ordering::SeqCst);
+    factory.start(&cancel);
+    factory.wait_for_cache_sync(WAIT).await.unwrap();
+    assert_eq!(keys(&informer), ["default/a", "default/bad"]);
+    cancel.cancel();
     factory.shutdown().await;
 }
