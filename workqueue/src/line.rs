@@ -120,12 +120,12 @@ impl<T: QueueItem> Line<T> {
         }
     }
 
-    /// The delayed add of `item` came due, or was dropped on shut down: returns the priority
-    /// it goes in line with.
-    pub(crate) fn take_delayed(&mut self, hash: u64, item: &T) -> Priority {
+    /// The delayed add of `item` came due (`fired`: it goes in line next, with the priority
+    /// returned), or was dropped on shut down.
+    pub(crate) fn take_delayed(&mut self, hash: u64, item: &T, fired: bool) -> Priority {
         match self {
             Line::Fifo(_) => PRIORITY_NORMAL,
-            Line::Priority(line) => line.take_delayed(hash, item),
+            Line::Priority(line) => line.take_delayed(hash, item, fired),
         }
     }
 }
@@ -291,11 +291,16 @@ impl<T: QueueItem> PriorityLine<T> {
         }
     }
 
-    /// Puts a heap entry for `item` at `rank`, making it the item's current one.
-    fn enqueue(&mut self, hash: u64, item: T, rank: i64) {
+    /// The sequence number of the next heap entry.
+    fn next_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.info(hash, &item).seq = seq;
+        seq
+    }
+
+    /// Puts the heap entry `seq` for `item` at `rank` (the caller made `seq` the item's
+    /// current entry).
+    fn enqueue(&mut self, hash: u64, item: T, rank: i64, seq: u64) {
         self.heap.push(Reverse(Entry {
             rank,
             seq,
@@ -309,27 +314,35 @@ impl<T: QueueItem> PriorityLine<T> {
 
     fn push(&mut self, hash: u64, item: T, priority: Priority) {
         let rank = self.rank_now(priority);
+        let seq = self.next_seq();
         let info = self.info(hash, &item);
         info.rank = rank;
         info.priority = Some(priority);
+        info.seq = seq;
         self.waiting += 1;
         self.depth_moves(None, Some(priority));
-        self.enqueue(hash, item, rank);
+        self.enqueue(hash, item, rank, seq);
     }
 
     fn coalesce(&mut self, hash: u64, item: &T, priority: Priority, waiting: bool) {
         let rank = self.rank_now(priority);
+        let seq = self.next_seq;
         let Some(info) = self.find(hash, item) else {
             return;
         };
         let old = info.priority;
         let raised = old.map_or(priority, |old| old.max(priority));
         info.priority = Some(raised);
-        let moved_up = rank < info.rank;
+        // A waiting item whose rank improves gets a new heap entry; the old one goes stale.
+        let requeue = waiting && rank < info.rank;
         info.rank = info.rank.min(rank);
+        if requeue {
+            info.seq = seq;
+        }
         self.depth_moves(old, Some(raised));
-        if waiting && moved_up {
-            self.enqueue(hash, item.clone(), rank);
+        if requeue {
+            self.next_seq += 1;
+            self.enqueue(hash, item.clone(), rank, seq);
         }
     }
 
@@ -342,27 +355,35 @@ impl<T: QueueItem> PriorityLine<T> {
     }
 
     fn push_dirty(&mut self, hash: u64, item: T) {
+        let seq = self.next_seq();
         let Some(info) = self.find(hash, &item) else {
             return;
         };
+        info.seq = seq;
         let rank = info.rank;
         self.waiting += 1;
-        self.enqueue(hash, item, rank);
+        self.enqueue(hash, item, rank, seq);
     }
 
     fn pop(&mut self) -> Option<(u64, T, Priority)> {
         while let Some(Reverse(entry)) = self.heap.pop() {
-            let Some(info) = self.find(entry.hash, &entry.item) else {
+            let Ok(mut found) = self
+                .table
+                .find_entry(entry.hash, |info| info.item == entry.item)
+            else {
                 continue;
             };
+            let info = found.get_mut();
             if info.seq != entry.seq {
                 continue; // stale: the item was raised since
             }
             info.seq = 0;
             let priority = info.priority.take().unwrap_or(PRIORITY_NORMAL);
+            if info.is_empty() {
+                found.remove();
+            }
             self.waiting -= 1;
             self.depth_moves(Some(priority), None);
-            self.prune(entry.hash, &entry.item);
             return Some((entry.hash, entry.item, priority));
         }
         None
@@ -373,12 +394,15 @@ impl<T: QueueItem> PriorityLine<T> {
         info.delayed = Some(info.delayed.map_or(priority, |old| old.max(priority)));
     }
 
-    fn take_delayed(&mut self, hash: u64, item: &T) -> Priority {
+    fn take_delayed(&mut self, hash: u64, item: &T, fired: bool) -> Priority {
         let priority = self
             .find(hash, item)
             .and_then(|info| info.delayed.take())
             .unwrap_or(PRIORITY_NORMAL);
-        self.prune(hash, item);
+        // A fired item's entry is about to be used again (in line, or flagged dirty).
+        if !fired {
+            self.prune(hash, item);
+        }
         priority
     }
 

@@ -15,7 +15,10 @@
 //!   priority level. An item added at priority `p` is handed out before every item of a higher
 //!   priority `q` added more than `(q − p) × aging` after it (and before every item of its own
 //!   priority or lower added after it), however many keep arriving. With the defaults, a
-//!   [`PRIORITY_LOW`] key outranks fresh [`PRIORITY_NORMAL`] adds after waiting 1 s.
+//!   [`PRIORITY_LOW`] key outranks fresh [`PRIORITY_NORMAL`] adds after waiting 100 s: long
+//!   enough for a controller to work through the initial list of a large cluster while real
+//!   changes pass it, short enough that no key waits for ever under a steady load of changes.
+//!   A controller whose initial list takes longer to reconcile sets a longer aging step.
 //! * **Coalescing**: an add of an item that already waits (or is flagged to go back in line)
 //!   keeps the higher of the two priorities and the better place in line; delayed adds keep the
 //!   earlier ready time and the higher priority.
@@ -89,13 +92,13 @@ impl AddOptions {
 pub struct PriorityQueueConfig {
     /// Name and metrics, as for the other queues.
     pub queue: QueueConfig,
-    /// The wait worth one priority level (see the module docs); 10 ms by default, so a
-    /// [`PRIORITY_LOW`] item outranks fresh [`PRIORITY_NORMAL`] adds after 1 s.
+    /// The wait worth one priority level (see the module docs); 1 s by default, so a
+    /// [`PRIORITY_LOW`] item outranks fresh [`PRIORITY_NORMAL`] adds after 100 s.
     pub aging: Duration,
 }
 
 /// The default [`PriorityQueueConfig::aging`].
-pub const DEFAULT_AGING: Duration = Duration::from_millis(10);
+pub const DEFAULT_AGING: Duration = Duration::from_secs(1);
 
 impl Default for PriorityQueueConfig {
     fn default() -> Self {

@@ -419,7 +419,7 @@ impl<T: QueueItem> State<T> {
             slot.set_ready_at(None);
             self.delayed -= 1;
             fired += 1;
-            let priority = self.line.take_delayed(due.hash, &due.item);
+            let priority = self.line.take_delayed(due.hash, &due.item, true);
             wakeups.extend(make_dirty(
                 slot,
                 due.hash,
@@ -454,7 +454,7 @@ impl<T: QueueItem> State<T> {
             if found.get().ready_at().is_none() {
                 continue;
             }
-            self.line.take_delayed(entry.hash, &entry.item);
+            self.line.take_delayed(entry.hash, &entry.item, false);
             if found.get().mark() == Mark::Idle {
                 released.push(found.remove().0.item);
             } else {
