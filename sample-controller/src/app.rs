@@ -62,6 +62,9 @@ impl Default for Options {
 /// well before the elector's own bound.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long stopping waits for the informers to end.
+const INFORMERS_STOP: Duration = Duration::from_secs(10);
+
 /// Which Lease to hold, as whom, with which timing, through which client.
 #[derive(Debug, Clone)]
 pub struct LeaderElection {
@@ -240,7 +243,13 @@ impl App {
             }
         };
         informers.cancel();
-        factory.shutdown().await;
+        // Bounded: after a lost lease the process must exit promptly, whatever a watch does.
+        if tokio::time::timeout(INFORMERS_STOP, factory.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!(timeout = ?INFORMERS_STOP, "the informers did not stop in time");
+        }
         broadcaster.shutdown();
         result.map(|()| controller)
     }
