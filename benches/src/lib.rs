@@ -12,6 +12,8 @@ pub mod decode;
 pub mod informer;
 pub mod pods;
 pub mod process;
+pub mod queue_debounce;
+pub mod queue_priority;
 pub mod store;
 pub mod workloads;
 

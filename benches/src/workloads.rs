@@ -6,7 +6,9 @@
 //! | Q1p4 | as Q1 with 4 producers adding N/4 each |
 //! | Q2 | delaying queue: 100,000 `add_after` with delays uniform in 0..500 ms, 2 workers; lateness |
 //! | Q2m | delaying queue memory: bytes per waiting item, 1,000,000 items waiting (keys excluded) |
+//! | Q2d, Q2s | delaying queue: debounced adds, shut down with 1,000,000 waiting (see [`queue_debounce`](crate::queue_debounce)) |
 //! | Q3 | rate-limited requeue: 100,000 keys, each requeued 3 times (exponential 1 ms .. 10 ms), 4 workers |
+//! | Q1pq, Q3pq, Q4 | Q1 and Q3 on the priority queue; the restart backlog (see [`queue_priority`](crate::queue_priority)) |
 //! | S1 | 100,000 pods inserted into an indexed store; `by_index` and `list` (see [`store`](crate::store)) |
 //! | S1typed | the same with k8s-openapi's typed `Pod` |
 //! | D1 | a PodList of 10,000 pods decoded into the lean form a cache holds (see [`decode`](crate::decode)) |
@@ -22,11 +24,12 @@
 //! queued behind it on its own runtime thread.
 
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
+use clientgo_ratelimit::{ItemExponentialFailureRateLimiter, RateLimiter};
 use clientgo_workqueue::{DelayingQueue, Queue, RateLimitingQueue};
 use serde_json::{Value, json};
 
@@ -35,17 +38,25 @@ use crate::process;
 
 /// Every workload `bench-report` knows, in the order it runs them.
 pub const ALL: &[&str] = &[
-    "Q1", "Q1p4", "Q2", "Q2m", "Q3", "S1", "S1typed", "D1", "D1typed", "W1", "I1", "I1list",
+    "Q1", "Q1p4", "Q1pq", "Q2", "Q2m", "Q2d", "Q2s", "Q3", "Q3pq", "Q4", "S1", "S1typed", "D1",
+    "D1typed", "W1", "I1", "I1list",
 ];
 
 /// Runs workload `id` once in this process; `None` for an unknown id.
 pub fn run(id: &str) -> Option<Value> {
     let figures = match id {
-        "Q1" => runtime().block_on(throughput(1)),
-        "Q1p4" => runtime().block_on(throughput(4)),
+        "Q1" => runtime().block_on(throughput(1, Queue::new())),
+        "Q1p4" => runtime().block_on(throughput(4, Queue::new())),
+        "Q1pq" => runtime().block_on(crate::queue_priority::throughput()),
         "Q2" => runtime().block_on(delaying_lateness()),
         "Q2m" => runtime().block_on(delaying_memory()),
-        "Q3" => runtime().block_on(rate_limited_requeue()),
+        "Q2d" => runtime().block_on(crate::queue_debounce::debounce()),
+        "Q2s" => runtime().block_on(crate::queue_debounce::shut_down_stall()),
+        "Q3" => runtime().block_on(rate_limited_requeue(|limiter| {
+            RateLimitingQueue::new(limiter)
+        })),
+        "Q3pq" => runtime().block_on(crate::queue_priority::rate_limited_requeue()),
+        "Q4" => crate::queue_priority::restart_backlog(),
         "S1" => crate::store::s1(),
         "S1typed" => crate::store::s1_typed(),
         "D1" => crate::decode::d1(),
@@ -67,8 +78,8 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// Q1 / Q1p4: producers add, workers get and mark done with no work in between.
-async fn throughput(producers: usize) -> Value {
+/// Q1 / Q1p4: producers add, workers get and mark done with no work in between, on `queue`.
+pub(crate) async fn throughput(producers: usize, queue: Queue<Arc<str>>) -> Value {
     const N: usize = 1_000_000;
     const K: usize = 10_000;
     const WORKERS: usize = 4;
@@ -77,7 +88,6 @@ async fn throughput(producers: usize) -> Value {
             .map(|i| Arc::from(format!("ns-{}/obj-{}", i % 100, i)))
             .collect(),
     );
-    let queue: Queue<Arc<str>> = Queue::new();
     let workers: Vec<_> = (0..WORKERS)
         .map(|_| {
             let queue = queue.clone();
@@ -211,8 +221,14 @@ async fn delaying_memory() -> Value {
     })
 }
 
-/// Q3: every key fails three times (requeued through the rate limiter), then succeeds.
-async fn rate_limited_requeue() -> Value {
+/// Q3: every key fails three times (requeued through the rate limiter), then succeeds, on the
+/// rate-limited queue `make` builds around the limiter.
+pub(crate) async fn rate_limited_requeue<Q>(
+    make: impl FnOnce(Arc<dyn RateLimiter<Arc<str>>>) -> Q,
+) -> Value
+where
+    Q: Deref<Target = DelayingQueue<Arc<str>>> + Clone + Send + 'static,
+{
     const N: usize = 100_000;
     const WORKERS: usize = 4;
     const REQUEUES: usize = 3;
@@ -221,16 +237,17 @@ async fn rate_limited_requeue() -> Value {
         .collect();
     let limiter =
         ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_millis(10));
-    let queue: RateLimitingQueue<Arc<str>> = RateLimitingQueue::new(Arc::new(limiter));
+    let limiter: Arc<dyn RateLimiter<Arc<str>>> = Arc::new(limiter);
+    let queue = make(limiter.clone());
     let forgotten = Arc::new(AtomicUsize::new(0));
     let workers: Vec<_> = (0..WORKERS)
         .map(|_| {
-            let (queue, forgotten) = (queue.clone(), forgotten.clone());
+            let (queue, forgotten, limiter) = (queue.clone(), forgotten.clone(), limiter.clone());
             tokio::spawn(async move {
                 let (mut gets, mut end) = (0u64, None);
                 while let Some(item) = queue.get().await {
                     gets += 1;
-                    if queue.num_requeues(item.item()) < REQUEUES {
+                    if limiter.num_requeues(item.item()) < REQUEUES {
                         item.retry();
                     } else {
                         item.forget();
