@@ -14,6 +14,7 @@ mod reflector_store;
 // The cache, the queues, the process loop, handlers, the shared informer and listers.
 mod cache_sync;
 mod controller;
+mod enqueue;
 mod factory;
 mod fifo;
 mod handler;
@@ -40,6 +41,7 @@ pub use reflector_store::ReflectorStore;
 
 pub use cache_sync::{CacheSyncError, InformerSynced, NotSyncedReason, wait_for_cache_sync};
 pub use controller::{process_deltas, process_loop};
+pub use enqueue::EnqueueHandler;
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
 pub use fifo::{
     DEFAULT_QUEUE_CAPACITY, Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter,
