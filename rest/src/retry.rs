@@ -29,9 +29,9 @@
 //! manager (client-go's is off unless `KUBE_CLIENT_BACKOFF_BASE` is set); the server's wait is
 //! capped at [`MAX_RETRY_AFTER`] (client-go waits whatever it is told, so a broken or hostile
 //! server answering `Retry-After: 86400` parks a worker for a day). kube-apiserver asks for a
-//! second or a few; the same cap applies to [`ApiError::suggests_client_delay`]
-//! (crate::ApiError::suggests_client_delay) and, in the watch crate, to an `ERROR` event's
-//! `retryAfterSeconds`.
+//! second or a few; the same cap applies to
+//! [`ApiError::suggests_client_delay`](crate::ApiError::suggests_client_delay) and, in the
+//! watch crate, to an `ERROR` event's `retryAfterSeconds`.
 
 use std::time::Duration;
 

@@ -72,8 +72,9 @@ pub use auth::{Auth, Impersonation};
 pub use clock::Clock;
 pub use error::ConfigError;
 pub use exec::{
-    EXEC_API_V1, EXEC_API_V1BETA1, EXEC_CLUSTER_EXTENSION, EXEC_INFO_ENV, ExecAuthenticator,
-    ExecClusterInfo, ExecCredential, InteractiveMode, check_exec_config,
+    DEFAULT_EXEC_TIMEOUT, EXEC_API_V1, EXEC_API_V1BETA1, EXEC_CLUSTER_EXTENSION, EXEC_INFO_ENV,
+    ExecAuthenticator, ExecClusterInfo, ExecCredential, InteractiveMode, MAX_EXEC_STDERR,
+    MAX_EXEC_STDOUT, check_exec_config,
 };
 pub use from_kubeconfig::KubeconfigOptions;
 pub use in_cluster::{InClusterEnv, SERVICE_ACCOUNT_DIR};
