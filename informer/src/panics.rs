@@ -2,52 +2,12 @@
 //! the object size estimator), an event handler. client-go's `HandleCrash` and
 //! `PanicHandlers`, as an explicit per-informer choice.
 //!
-//! A panic in that code would otherwise leave the informer in a silent half-state: a
-//! transform runs on the reflector's task, and its panic kills the reflector while the cache
-//! keeps saying it is synced; an index function runs on the process loop, and its panic
-//! stops the loop while the reflector keeps filling the queue; a handler's panic loses the
-//! notification it was handling. Each ends instead in one of two defined states, chosen by
-//! [`PanicPolicy`]:
-//!
-//! * [`PanicPolicy::Abort`] (**the default**): the panic is logged with its source and
-//!   message, then the process aborts. This is client-go's default (`HandleCrash` re-panics
-//!   with `ReallyCrash = true`), and the safe one for a controller that does not watch its
-//!   informers: the pod restarts and every cache is rebuilt, instead of workers acting on a
-//!   cache that no longer moves.
-//! * [`PanicPolicy::Stop`]: the informer stops as a whole and says so. Its reflector and
-//!   process loop end, [`run`](crate::SharedIndexInformer::run) returns,
-//!   [`has_synced`](crate::SharedIndexInformer::has_synced) and every handler's
-//!   [`Registration::has_synced`](crate::Registration::has_synced) turn false,
-//!   [`failure`](crate::SharedIndexInformer::failure) returns the [`InformerFailure`],
-//!   [`wait_for_cache_sync`](crate::wait_for_cache_sync) reports it as the reason, and
-//!   metrics count it (`informer_panics_total{name,source}`, `informer_failed{name}`).
-//!   Calling `run` again (a factory's `start` does it for its informers) starts over with
-//!   a relist: the cache keeps its content until the relist replaces it, and the relist's
-//!   notifications reach every handler, not only those due for a resync, so each handler
-//!   hears of every object again and of every deletion missed meanwhile.
-//!
-//! Set it per informer ([`SharedInformerOptions::on_panic`](crate::SharedInformerOptions::on_panic),
-//! [`SharedIndexInformer::set_panic_policy`](crate::SharedIndexInformer::set_panic_policy)) or
-//! for every informer of a factory
-//! ([`SharedInformerFactoryBuilder::on_panic`](crate::SharedInformerFactoryBuilder::on_panic)).
-//!
-//! What each source leaves behind under [`PanicPolicy::Stop`]:
-//!
-//! * **transform**: the object it was transforming never reaches the queue; the reflector's
-//!   task ends. Items queued before are dropped with the queue (the relist replaces them).
-//! * **index function**: the store calls every index function of a change before it changes
-//!   anything, so the change is not applied at all: objects, indexes and resourceVersion stay
-//!   as they were (no half-updated index). The item's handlers are not notified.
-//! * **handler**: the notification it was handling is lost *for that handler only*, and not
-//!   silently: the informer stops and records it. Handlers are not isolated from each other
-//!   on purpose: a handler that missed a change has a queue that no longer reflects the
-//!   cache, and only a relist delivered to every handler repairs that. Notifications already
-//!   buffered for the handlers are still delivered (the one that panicked goes on with its
-//!   next notification). A deletion the handler panicked on is not delivered again: the
-//!   relist no longer has the object.
-//!
-//! A panic anywhere else in the reflector's task (a bug of ours) is reported the same way,
-//! with [`PanicSource::Reflector`].
+//! A panic in that code would otherwise leave the informer in a silent half-state (a dead
+//! reflector behind a cache that says it is synced, a process loop gone while the queue
+//! grows, a lost notification). The two outcomes an informer may choose instead, the
+//! default (abort, as client-go) and what each source leaves behind are documented on
+//! [`PanicPolicy`], the public face of this module. [`Failures`] is the bookkeeping an
+//! informer shares with its handlers' tasks and its transform.
 
 use std::any::Any;
 use std::fmt;
@@ -56,8 +16,55 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-/// What an informer does when a transform, an index function or a handler panics; see the
-/// [module docs](self).
+/// What an informer does when a transform, an index function (or the object size
+/// estimator) or an event handler panics (client-go's `HandleCrash`).
+///
+/// A panic in that code would otherwise leave the informer in a silent half-state: a
+/// transform runs on the reflector's task, and its panic kills the reflector while the cache
+/// keeps saying it is synced; an index function runs on the process loop, and its panic
+/// stops the loop while the reflector keeps filling the queue; a handler's panic loses the
+/// notification it was handling. Each ends instead in one of two defined states, chosen by
+/// [`PanicPolicy`]:
+///
+/// * [`PanicPolicy::Abort`] (**the default**): the panic is logged with its source and
+///   message, then the process aborts. This is client-go's default (`HandleCrash` re-panics
+///   with `ReallyCrash = true`), and the safe one for a controller that does not watch its
+///   informers: the pod restarts and every cache is rebuilt, instead of workers acting on a
+///   cache that no longer moves.
+/// * [`PanicPolicy::Stop`]: the informer stops as a whole and says so. Its reflector and
+///   process loop end, [`run`](crate::SharedIndexInformer::run) returns,
+///   [`has_synced`](crate::SharedIndexInformer::has_synced) and every handler's
+///   [`Registration::has_synced`](crate::Registration::has_synced) turn false,
+///   [`failure`](crate::SharedIndexInformer::failure) returns the [`InformerFailure`],
+///   [`wait_for_cache_sync`](crate::wait_for_cache_sync) reports it as the reason, and
+///   metrics count it (`informer_panics_total{name,source}`, `informer_failed{name}`).
+///   Calling `run` again (a factory's `start` does it for its informers) starts over with
+///   a relist: the cache keeps its content until the relist replaces it, and the relist's
+///   notifications reach every handler, not only those due for a resync, so each handler
+///   hears of every object again and of every deletion missed meanwhile.
+///
+/// Set it per informer ([`SharedInformerOptions::on_panic`](crate::SharedInformerOptions::on_panic),
+/// [`SharedIndexInformer::set_panic_policy`](crate::SharedIndexInformer::set_panic_policy)) or
+/// for every informer of a factory
+/// ([`SharedInformerFactoryBuilder::on_panic`](crate::SharedInformerFactoryBuilder::on_panic)).
+///
+/// What each source leaves behind under [`PanicPolicy::Stop`]:
+///
+/// * **transform**: the object it was transforming never reaches the queue; the reflector's
+///   task ends. Items queued before are dropped with the queue (the relist replaces them).
+/// * **index function**: the store calls every index function of a change before it changes
+///   anything, so the change is not applied at all: objects, indexes and resourceVersion stay
+///   as they were (no half-updated index). The item's handlers are not notified.
+/// * **handler**: the notification it was handling is lost *for that handler only*, and not
+///   silently: the informer stops and records it. Handlers are not isolated from each other
+///   on purpose: a handler that missed a change has a queue that no longer reflects the
+///   cache, and only a relist delivered to every handler repairs that. Notifications already
+///   buffered for the handlers are still delivered (the one that panicked goes on with its
+///   next notification). A deletion the handler panicked on is not delivered again: the
+///   relist no longer has the object.
+///
+/// A panic anywhere else in the reflector's task (a bug of ours) is reported the same way,
+/// with [`PanicSource::Reflector`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum PanicPolicy {
     /// Log the panic and abort the process (client-go's default).
