@@ -8,9 +8,10 @@
 //! `x-kubernetes-preserve-unknown-fields` can hold anything up to that. [`from_slice`] decodes
 //! as serde_json does (same speed) and, only when that stops at the recursion limit, checks
 //! that the value nests at most [`MAX_DEPTH`] levels and decodes it again with the limit off
-//! and the stack grown on the heap as the descent needs it (`serde_stacker`, which switches
-//! to a new stack segment when less than 128 KiB is left), so no depth up to the limit can
-//! overflow the thread's stack, however small. Deeper is an error, as it is on the server.
+//! and the stack grown on the heap as the descent needs it (`serde_stacker`, which goes on
+//! in a new 2 MiB stack segment whenever less than 128 KiB is left), so no depth up to the
+//! limit can overflow the thread's stack, however small. Deeper is an error, as it is on the
+//! server.
 //!
 //! What the caller does with such a value is its own business, and recursive too:
 //! serde_json's `Value` is dropped, cloned and serialized by recursion. Measured on a 2 MiB
@@ -59,7 +60,12 @@ fn from_slice_deep<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::E
     }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     deserializer.disable_recursion_limit();
-    let value = T::deserialize(serde_stacker::Deserializer::new(&mut deserializer))?;
+    let stacker = serde_stacker::Deserializer {
+        de: &mut deserializer,
+        red_zone: 128 * 1024,
+        stack_size: 2 * 1024 * 1024,
+    };
+    let value = T::deserialize(stacker)?;
     deserializer.end()?;
     Ok(value)
 }
