@@ -1,0 +1,106 @@
+//! leader-elected: a worker that runs only while this process holds the Lease
+//! `leader-elected-example`; run two copies and only one works, stop it and the other takes
+//! over at once.
+//!
+//! Shows client-go's `tools/leaderelection` as a controller uses it (kube-controller-manager,
+//! the sample-controller's `--leader-elect`): the informers run for the life of the process,
+//! leader or not, so a new leader starts with a warm cache and the keys already queued; the
+//! workers run inside the elector, on a token cancelled when leadership ends; the Lease is
+//! read and written through a client of its own (`leader_election_client`), so renewals
+//! never wait behind the controller's requests. The work is fenced (its future dropped)
+//! before the lease can pass to another candidate. Here the work only logs each ConfigMap it
+//! would reconcile. A lost lease ends the process with an error, to be restarted, as
+//! kube-controller-manager does; on a signal the lease is released.
+//!
+//! `cargo run -p clientgo --example leader_elected` in two terminals (the kubeconfig's
+//! cluster and namespace; the Lease is created there).
+
+use std::error::Error;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo::CancellationToken;
+use clientgo::apimachinery::Object;
+use clientgo::rest::{Config, RestClient};
+use clientgo::tools::cache::{ResourceEventHandlerFuncs, SharedInformerFactory};
+use clientgo::tools::leaderelection::{
+    Ended, LeaderElectionConfig, LeaderElector, LeaseLock, leader_election_client,
+};
+use clientgo::util::workqueue::{RateLimitingQueue, WorkerPool};
+use k8s_openapi::api::core::v1::ConfigMap;
+
+type BoxError = Box<dyn Error + Send + Sync>;
+
+/// The Lease the candidates compete for.
+pub const LEASE: &str = "leader-elected-example";
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    tracing_subscriber::fmt::init();
+    let config = Config::infer()?;
+    let namespace = config.default_namespace.clone();
+    // Unique per candidate: the pod name in a cluster (HOSTNAME), plus the process id.
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "leader-elected".into());
+    let identity = format!("{host}_{}", std::process::id());
+    let shutdown = clientgo::signals::shutdown_on_signal();
+    run(config, &namespace, &identity, shutdown).await
+}
+
+/// Campaigns for the Lease as `identity` and works while leading, until `shutdown`.
+pub async fn run(
+    config: Config,
+    namespace: &str,
+    identity: &str,
+    shutdown: CancellationToken,
+) -> Result<(), BoxError> {
+    let client = RestClient::new(&config)?;
+    let factory = SharedInformerFactory::builder(&client)
+        .namespace(namespace.to_owned())
+        .build();
+    let configmaps = factory.informer::<ConfigMap>();
+    let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+    let (on_add, on_update) = (queue.clone(), queue.clone());
+    configmaps.add_event_handler(
+        ResourceEventHandlerFuncs::new()
+            .add_func(move |cm: &Arc<ConfigMap>, _| on_add.add(cm.key().into()))
+            .update_func(move |_, cm: &Arc<ConfigMap>| on_update.add(cm.key().into())),
+    )?;
+    // The informers' own token: they outlive the leadership, and stop after it.
+    let informers = CancellationToken::new();
+    factory.start(&informers);
+    factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
+
+    let election = LeaderElectionConfig {
+        name: LEASE.into(),
+        release_on_cancel: true, // on a clean exit, the next candidate need not wait
+        ..LeaderElectionConfig::default()  // client-go's: 15 s lease, 10 s renew deadline, 2 s retry
+    };
+    let lease_client = leader_election_client(&config, &election)?;
+    let lock = LeaseLock::new(&lease_client, namespace, LEASE, identity);
+    let elector = LeaderElector::new(lock, election)?
+        .on_new_leader(|holder| tracing::info!(holder, "the leader is now {holder}"));
+    let lister = configmaps.lister().namespace(namespace);
+    let ended = elector
+        .run(shutdown, |leading| async move {
+            tracing::info!(identity, "leading: workers start");
+            // A drain shorter than the renew deadline: the work stops before the elector
+            // has to drop it.
+            let workers = WorkerPool::new(2).drain_timeout(Duration::from_secs(5));
+            let reconcile = |key: Arc<str>| {
+                let name = key.rsplit('/').next().unwrap_or_default();
+                let entries = lister
+                    .get(name)
+                    .map_or(0, |cm| cm.data.iter().flatten().count());
+                tracing::info!(identity, %key, entries, "reconciled");
+                std::future::ready(Ok::<(), BoxError>(()))
+            };
+            workers.run(&queue, reconcile, leading).await;
+        })
+        .await;
+    informers.cancel();
+    factory.shutdown().await;
+    match ended {
+        Ended::Lost => Err(format!("lost the Lease {namespace}/{LEASE}: exiting").into()),
+        Ended::Cancelled | Ended::WorkFinished => Ok(()),
+    }
+}
