@@ -17,13 +17,16 @@
 //! before it runs and named in every failure. Every seed runs on its own runtime with tokio's
 //! paused clock, so backoffs, watch timeouts and stalls cost no real time.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+mod chaos_faults;
+
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use chaos_faults::FaultLog;
 use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
-use clientgo_apiserver_sim::faults::{InjectedError, RequestMatch, WatchFault};
+use clientgo_apiserver_sim::faults::{InjectedError, WatchFault};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_informer::{
     BackoffConfig, DeleteEvent, Indexers, ListOptions, ListWatch, ListWatchError, ListerWatcher,
@@ -515,160 +518,6 @@ fn injected(rng: &mut SplitMix64) -> InjectedError {
         3 => InjectedError::GatewayTimeout { retry_after },
         4 => InjectedError::Expired,
         _ => InjectedError::CutBody,
-    }
-}
-
-/// The name of an injected error's kind.
-fn error_kind(error: InjectedError) -> &'static str {
-    match error {
-        InjectedError::TooManyRequests { .. } => "429",
-        InjectedError::InternalError => "500",
-        InjectedError::ServiceUnavailable { .. } => "503",
-        InjectedError::GatewayTimeout { .. } => "504",
-        InjectedError::Expired => "410",
-        InjectedError::CutBody => "cut body",
-    }
-}
-
-/// The name of a watch fault's kind.
-fn watch_fault_kind(fault: WatchFault) -> String {
-    match fault {
-        WatchFault::Close => "watch: close".to_owned(),
-        WatchFault::CutMidFrame => "watch: cut mid-frame".to_owned(),
-        WatchFault::MalformedFrame => "watch: malformed frame".to_owned(),
-        WatchFault::Stall => "watch: stall".to_owned(),
-        WatchFault::Error(error) => format!("watch: ERROR {}", error_kind(error)),
-    }
-}
-
-/// Request-fault rules not consumed yet, oldest first: (kind, requests left).
-type PendingRules = VecDeque<(String, usize)>;
-
-/// Which fault kinds were scheduled and which fired. Request faults are consumed by the
-/// informer's list and watch requests in the order they were scheduled (the sim answers
-/// each matching request from the oldest rule with some left), so counting the requests
-/// the sim logged tells which rules were consumed; a watch fault fires when an open watch
-/// receives it, and is retried at the next steps until one does.
-struct FaultLog {
-    /// How many times each kind was scheduled.
-    scheduled: BTreeMap<String, usize>,
-    /// How many requests or watches each kind hit.
-    fired: BTreeMap<String, usize>,
-    /// Per verb: the request count last seen, and the rules not consumed yet (kind, left).
-    requests: BTreeMap<&'static str, (usize, PendingRules)>,
-    /// Watch faults that found no open watch yet.
-    watches: Vec<WatchFault>,
-}
-
-impl FaultLog {
-    fn new(sim: &ApiServerSim) -> FaultLog {
-        let requests = ["list", "watch"]
-            .into_iter()
-            .map(|verb| {
-                (
-                    verb,
-                    (sim.requests().count(verb, "configmaps"), VecDeque::new()),
-                )
-            })
-            .collect();
-        FaultLog {
-            scheduled: BTreeMap::new(),
-            fired: BTreeMap::new(),
-            requests,
-            watches: Vec::new(),
-        }
-    }
-
-    fn schedule(&mut self, kind: &str) {
-        *self.scheduled.entry(kind.to_owned()).or_default() += 1;
-    }
-
-    fn fire(&mut self, kind: &str) {
-        *self.fired.entry(kind.to_owned()).or_default() += 1;
-    }
-
-    /// Counts the request faults consumed since the last look.
-    fn update(&mut self, sim: &ApiServerSim) {
-        let mut fired = Vec::new();
-        for (verb, (seen, rules)) in &mut self.requests {
-            let now = sim.requests().count(verb, "configmaps");
-            let mut consumed = now - *seen;
-            *seen = now;
-            while consumed > 0 {
-                let Some((kind, left)) = rules.front_mut() else {
-                    break; // no rule pending: the request was answered normally
-                };
-                let taken = consumed.min(*left);
-                fired.extend(std::iter::repeat_n(kind.clone(), taken));
-                *left -= taken;
-                consumed -= taken;
-                if *left == 0 {
-                    rules.pop_front();
-                }
-            }
-        }
-        for kind in fired {
-            self.fire(&kind);
-        }
-    }
-
-    fn fail_next(
-        &mut self,
-        sim: &ApiServerSim,
-        verb: &'static str,
-        count: usize,
-        error: InjectedError,
-    ) {
-        self.update(sim);
-        let kind = format!("{verb}: {}", error_kind(error));
-        self.schedule(&kind);
-        self.requests
-            .get_mut(verb)
-            .expect("list or watch")
-            .1
-            .push_back((kind, count));
-        sim.faults()
-            .fail_next(count, RequestMatch::new(verb, "configmaps"), error);
-    }
-
-    fn watch_fault(&mut self, sim: &ApiServerSim, fault: WatchFault) {
-        self.schedule(&watch_fault_kind(fault));
-        self.watches.push(fault);
-        self.retry_watch_faults(sim);
-    }
-
-    /// Sends the watch faults that found no open watch yet again.
-    fn retry_watch_faults(&mut self, sim: &ApiServerSim) {
-        let mut fired = Vec::new();
-        self.watches.retain(|&fault| {
-            let received = sim.faults().watches(fault) > 0;
-            if received {
-                fired.push(watch_fault_kind(fault));
-            }
-            !received
-        });
-        for kind in fired {
-            self.fire(&kind);
-        }
-    }
-
-    /// An action that always takes effect (a compaction, a latency).
-    fn immediate(&mut self, kind: &str) {
-        self.schedule(kind);
-        self.fire(kind);
-    }
-
-    fn pending(&self) -> bool {
-        !self.watches.is_empty() || self.requests.values().any(|(_, rules)| !rules.is_empty())
-    }
-
-    /// The kinds scheduled that never fired.
-    fn never_fired(&self) -> Vec<&str> {
-        self.scheduled
-            .keys()
-            .filter(|kind| !self.fired.contains_key(*kind))
-            .map(String::as_str)
-            .collect()
     }
 }
 
