@@ -4,8 +4,9 @@
 //! The smallest honest version of kubernetes/sample-controller's loop (Foo -> Deployment,
 //! here ConfigMap -> Secret): one key per owner (`namespace/name`); the owner's changes enqueue
 //! its key, and so do the owned Secret's changes (through its controller reference), so a
-//! tampered or deleted copy is repaired; the reconcile reads both listers, computes the
-//! desired Secret and writes only when it differs. Deleting the ConfigMap deletes the Secret
+//! tampered or deleted copy is repaired (`EnqueueHandler` does both); `run_workers` hands each
+//! key to the reconcile, which reads both listers, computes the desired Secret and writes
+//! only when it differs, retried with backoff on error. Deleting the ConfigMap deletes the Secret
 //! through the garbage collector (the ownerReference), not through this controller.
 //!
 //! `cargo run -p clientgo --example per_object_controller` (the kubeconfig's cluster and
@@ -21,10 +22,11 @@ use clientgo::CancellationToken;
 use clientgo::apimachinery::Object;
 use clientgo::rest::{Config, PostParams, ResourceClient, RestClient};
 use clientgo::tools::cache::{
-    DeleteEvent, NamespaceLister, ResourceEventHandlerFuncs, SharedInformerFactory,
-    split_meta_namespace_key, wait_for_cache_sync,
+    EnqueueHandler, NamespaceLister, SharedInformerFactory, split_meta_namespace_key,
+    wait_for_cache_sync,
 };
-use clientgo::util::workqueue::{RateLimitingQueue, run_workers};
+use clientgo::util::ratelimit::default_controller_rate_limiter;
+use clientgo::util::workqueue::{PriorityQueue, run_workers};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -63,29 +65,16 @@ pub async fn run(
         factory.informer::<ConfigMap>(),
         factory.informer::<Secret>(),
     );
-    let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+    // Keys wait here; a key from the initial list goes behind real changes.
+    let queue = PriorityQueue::new(Arc::new(default_controller_rate_limiter()));
 
-    // Handlers only enqueue keys. An owner's add or update enqueues the owner. A deleted
-    // owner needs nothing: the garbage collector deletes its Secret.
-    let (on_add, on_update) = (queue.clone(), queue.clone());
-    configmaps.add_event_handler(
-        ResourceEventHandlerFuncs::new()
-            .add_func(move |cm: &Arc<ConfigMap>, _| on_add.add(cm.key().into()))
-            .update_func(move |_, cm: &Arc<ConfigMap>| on_update.add(cm.key().into())),
-    )?;
-    // Any change to a Secret, its deletion included, enqueues the ConfigMap controlling it.
-    let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
-    secrets.add_event_handler(
-        ResourceEventHandlerFuncs::new()
-            .add_func(move |s: &Arc<Secret>, _| enqueue_owner(&on_add, s))
-            .update_func(move |_, s: &Arc<Secret>| enqueue_owner(&on_update, s))
-            .delete_func(move |event: DeleteEvent<Secret>| {
-                // A tombstone (a delete the watch missed) may carry the last known state.
-                if let Some(s) = event.object() {
-                    enqueue_owner(&on_delete, s);
-                }
-            }),
-    )?;
+    // Handlers only enqueue keys: a ConfigMap's own key for its changes, and for a Secret's
+    // changes (deletion included) the key of the ConfigMap controlling it.
+    configmaps.add_event_handler(EnqueueHandler::new(queue.clone()))?;
+    secrets.add_event_handler(EnqueueHandler::with_key_fn(queue.clone(), |s: &Secret| {
+        let owner = s.controller_ref().filter(|o| o.kind == "ConfigMap")?;
+        Some(format!("{}/{}", s.namespace(), owner.name))
+    }))?;
 
     factory.start(&shutdown);
     wait_for_cache_sync(&[&configmaps, &secrets], Duration::from_secs(60)).await?;
@@ -99,20 +88,13 @@ pub async fn run(
     Ok(())
 }
 
-/// Enqueues the key of the ConfigMap that controls `secret`, if one does.
-fn enqueue_owner(queue: &RateLimitingQueue<Arc<str>>, secret: &Secret) {
-    if let Some(owner) = secret.controller_ref().filter(|o| o.kind == "ConfigMap") {
-        queue.add(format!("{}/{}", secret.namespace(), owner.name).into());
-    }
-}
-
 impl Controller {
     /// Makes the Secret of ConfigMap `key` match it. Reads only the caches; writes only a
     /// difference.
     async fn reconcile(&self, key: Arc<str>) -> Result<(), BoxError> {
         let (_, name) = split_meta_namespace_key(&key)?;
         let Some(cm) = self.configmaps.get(name) else {
-            return Ok(()); // deleted: the garbage collector deletes its Secret
+            return Ok(()); // deleted: the garbage collector deletes its Secret (ownerReference)
         };
         if cm.labels().get(MIRROR) != Some("true") || cm.is_being_deleted() {
             return Ok(());
