@@ -3,6 +3,75 @@
 //! A reflector lists and watches a collection and writes what it sees into a queue; the
 //! informer pops the queue, updates its thread-safe indexed store, and tells event handlers
 //! what changed; listers read the store.
+//!
+//! | what | client-go | here |
+//! |---|---|---|
+//! | one informer per resource, shared by the program | `informers.SharedInformerFactory` | [`SharedInformerFactory`]: typed, dynamic and metadata-only informers |
+//! | the informer and its cache | `SharedIndexInformer`, `Indexer` | [`SharedIndexInformer`], [`Indexer`], custom indexes with [`Indexers`] |
+//! | reading the cache | the generated listers | [`Lister`], [`NamespaceLister`] |
+//! | being told of changes | `ResourceEventHandlerFuncs` | [`ResourceEventHandlerFuncs`]; [`EnqueueHandler`] puts keys on a work queue |
+//! | waiting for the first list | `cache.WaitForCacheSync` | [`wait_for_cache_sync`], with a timeout and the reason a cache is not synced |
+//! | list and watch | `Reflector`, `ListWatch`, `RealFIFO` | [`Reflector`], [`ListWatch`], [`RealFIFO`], [`DeltaFIFO`] |
+//!
+//! # The controller loop
+//!
+//! The informer feeds the cache and, through a handler, a work queue of keys; workers
+//! (`clientgo_workqueue::run_workers`) take each key and reconcile it from the lister, never
+//! from the server; on error the key comes back after a backoff. Here with `ConfigMap` from
+//! k8s-openapi (the `k8s-openapi` feature of `clientgo-apimachinery`, or of `clientgo`):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use clientgo_informer::{EnqueueHandler, SharedInformerFactory, split_meta_namespace_key};
+//! use clientgo_rest::{Config, RestClient};
+//! use clientgo_workqueue::{PriorityQueue, run_workers};
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use tokio_util::sync::CancellationToken;
+//! # mod k8s_openapi { pub mod api { pub mod core { pub mod v1 {
+//! #     #[derive(Debug, Clone, Default, serde::Deserialize)]
+//! #     pub struct ConfigMap { pub metadata: clientgo_apimachinery::ObjectMeta }
+//! #     clientgo_apimachinery::impl_object!(ConfigMap);
+//! #     impl clientgo_apimachinery::Resource for ConfigMap {
+//! #         const GROUP: &'static str = "";
+//! #         const VERSION: &'static str = "v1";
+//! #         const KIND: &'static str = "ConfigMap";
+//! #         const PLURAL: &'static str = "configmaps";
+//! #         const NAMESPACED: bool = true;
+//! #     }
+//! # } } } }
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let client = RestClient::new(&Config::infer()?)?;
+//! let factory = SharedInformerFactory::builder(&client).namespace("default").build();
+//! let configmaps = factory.informer::<ConfigMap>(); // list + watch -> cache
+//! let limiter = Arc::new(clientgo_ratelimit::default_controller_rate_limiter());
+//! let queue = PriorityQueue::new(limiter);
+//! configmaps.add_event_handler(EnqueueHandler::new(queue.clone()))?; // change -> key
+//!
+//! let shutdown = CancellationToken::new(); // clientgo::signals::shutdown_on_signal()
+//! factory.start(&shutdown);
+//! factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
+//! let lister = configmaps.lister();
+//! let reconcile = |key: Arc<str>| {
+//!     let (namespace, name) = split_meta_namespace_key(&key).unwrap_or_default();
+//!     let cached = lister.namespace(namespace).get(name); // the cache, not the server
+//!     async move {
+//!         // Compare with the world, write only the difference; Err retries after a backoff.
+//!         println!("{key}: {}", if cached.is_some() { "exists" } else { "deleted" });
+//!         Ok::<(), clientgo_rest::Error>(())
+//!     }
+//! };
+//! run_workers(&queue, 2, reconcile, shutdown.clone()).await; // until shutdown, then drains
+//! factory.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Complete programs, each runnable against the cluster of a kubeconfig, are the examples of
+//! the `clientgo` crate (`clientgo/examples/`): `cm_summary` (a one-key controller),
+//! `per_object_controller` (owner and owned objects: the sample-controller's loop, small),
+//! `informer_lister` (a custom index), `metadata_informer`, `leader_elected` and
+//! `watch_printer`.
 
 #![deny(missing_docs)]
 
