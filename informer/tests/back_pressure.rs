@@ -1,7 +1,8 @@
 //! Back-pressure between the reflector and a bounded RealFIFO: with a consumer slower than
 //! the watch (a slow index function or process loop), the queue stays within its capacity
 //! and the reflector waits, instead of the queue growing with the backlog; nothing is lost
-//! and the order holds.
+//! and the order holds. And between the process loop and a slow handler: its buffer stays
+//! within its limit.
 
 mod reflector_support;
 
@@ -11,7 +12,7 @@ use std::time::Duration;
 use clientgo_apimachinery::WatchEvent;
 use clientgo_informer::{
     DEFAULT_QUEUE_CAPACITY, Delta, RealFIFO, Reflector, ReflectorOptions, ReflectorStore,
-    SharedIndexInformer, SharedInformerOptions,
+    ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerOptions,
 };
 use reflector_support::*;
 use tokio_util::sync::CancellationToken;
@@ -101,4 +102,68 @@ fn an_informer_queue_has_its_capacity() {
         }
         assert!(!queue.has_room(), "{capacity:?}: room after {expected}");
     }
+}
+
+/// Polls `condition` every millisecond (real time: a blocked handler holds tokio's paused
+/// clock back), at most ten seconds.
+async fn within_ten_seconds(what: &str, condition: impl Fn() -> bool) {
+    for _ in 0..10_000 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("not within ten seconds: {what}");
+}
+
+// A handler far behind holds the process loop back once its buffer reaches the limit,
+// instead of its buffer growing with everything the informer receives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_handler_bounds_its_buffer() {
+    const LIMIT: usize = 20;
+    const CHANGES: usize = 200;
+    let informer = SharedIndexInformer::<Pod>::new_manual(
+        Default::default(),
+        SharedInformerOptions {
+            handler_buffer_limit: Some(LIMIT),
+            ..SharedInformerOptions::default()
+        },
+    );
+    // The handler handles one notification per permit.
+    let (permits, gate) = std::sync::mpsc::channel::<()>();
+    let gate = std::sync::Mutex::new(gate);
+    let registration = informer
+        .add_event_handler(
+            ResourceEventHandlerFuncs::new().add_func(move |_: &Arc<Pod>, _| {
+                gate.lock().unwrap().recv().unwrap();
+            }),
+        )
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let run = {
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        tokio::spawn(async move { informer.run(cancel).await })
+    };
+    for i in 0..CHANGES {
+        informer
+            .queue()
+            .add(pod(&format!("p{i}"), &(i + 1).to_string()));
+    }
+    within_ten_seconds("the buffer fills", || registration.pending() == LIMIT).await;
+    // The loop waits: nothing more is applied or buffered while the handler is stuck.
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(registration.pending(), LIMIT);
+    assert_eq!(informer.indexer().len(), LIMIT);
+
+    for _ in 0..CHANGES {
+        permits.send(()).unwrap();
+    }
+    within_ten_seconds("every change handled", || {
+        informer.indexer().len() == CHANGES && registration.pending() == 0
+    })
+    .await;
+    cancel.cancel();
+    run.await.unwrap();
 }

@@ -50,6 +50,17 @@ use crate::panics::{Failures, PanicSource};
 pub(crate) struct Upstream {
     pub(crate) synced: Arc<SyncedFlag>,
     pub(crate) failures: Arc<Failures>,
+    /// Woken when this listener's buffer drains to half the limit: the process loop may
+    /// be waiting for room.
+    pub(crate) room: Arc<Room>,
+}
+
+/// How many notifications a handler's buffer holds before the process loop waits, and the
+/// wake-up for that wait.
+#[derive(Debug)]
+pub(crate) struct Room {
+    pub(crate) limit: usize,
+    pub(crate) drained: Notify,
 }
 
 /// What a listener is told.
@@ -121,6 +132,7 @@ struct Core<T> {
     name: Arc<str>,
     /// The informer's panic bookkeeping: a handler's panic goes there.
     failures: Arc<Failures>,
+    room: Arc<Room>,
     /// Notifications queued and not yet handled.
     pending: AtomicUsize,
     /// Initial-list adds queued and not yet handled.
@@ -141,9 +153,25 @@ impl<T> Core<T> {
 
     /// Nothing more will be handled: release whoever waits.
     fn finish(&self) {
+        // What is left is dropped: it no longer holds the process loop back.
+        self.pending.store(0, Ordering::SeqCst);
+        self.room.drained.notify_waiters();
         self.initial_pending.store(0, Ordering::SeqCst);
         self.initial_done.notify_waiters();
         self.stopped.set();
+    }
+
+    /// One notification left the buffer: wakes the process loop at half the limit.
+    fn handled(&self) {
+        let before = self
+            .pending
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                Some(n.saturating_sub(1))
+            })
+            .unwrap_or(0);
+        if before.saturating_sub(1) == self.room.limit / 2 {
+            self.room.drained.notify_waiters();
+        }
     }
 
     fn handle(&self, notification: Notification<T>) {
@@ -192,7 +220,7 @@ impl<T: Send + Sync + 'static> Core<T> {
                         break; // what is left is dropped, as client-go does
                     }
                     core.handle(notification);
-                    core.pending.fetch_sub(1, Ordering::Relaxed);
+                    core.handled();
                 }
             });
             if let Err(error) = handled.await {
@@ -218,6 +246,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
         let Upstream {
             synced: upstream,
             failures,
+            room,
         } = upstream;
         let (tx, rx) = mpsc::unbounded_channel();
         Arc::new(Listener {
@@ -231,6 +260,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
                 handler,
                 name,
                 failures,
+                room,
                 pending: AtomicUsize::new(0),
                 initial_pending: AtomicUsize::new(0),
                 initial_done: Notify::new(),
@@ -254,10 +284,10 @@ impl<T: Send + Sync + 'static> Listener<T> {
         if initial {
             core.initial_pending.fetch_add(1, Ordering::SeqCst);
         }
-        core.pending.fetch_add(1, Ordering::Relaxed);
+        core.pending.fetch_add(1, Ordering::SeqCst);
         if self.tx.send(notification).is_err() {
             // The task is gone (the listener was stopped): nobody will handle it.
-            core.pending.fetch_sub(1, Ordering::Relaxed);
+            core.handled();
             if initial {
                 core.initial_handled();
             }
@@ -295,7 +325,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
 
     /// Notifications queued and not yet handled.
     pub(crate) fn pending(&self) -> usize {
-        self.core.pending.load(Ordering::Relaxed)
+        self.core.pending.load(Ordering::SeqCst)
     }
 
     pub(crate) fn upstream_synced(&self) -> bool {

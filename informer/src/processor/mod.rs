@@ -19,6 +19,14 @@
 //!   at most once (its receiver is taken by its task).
 //! * A removed or stopped listener receives nothing more; what it had not handled is
 //!   dropped (client-go closes its channel the same way).
+//!
+//! Where it differs from client-go: a handler's buffer is bounded
+//! ([`DEFAULT_HANDLER_BUFFER_LIMIT`], or the informer's `handler_buffer_limit`). Before it
+//! pops the next item, the process loop waits until every buffer is below the limit (woken
+//! when the buffer drains to half of it); the queue behind it then fills and the reflector
+//! waits too. A slow handler so bounds the memory held for it, at the price of slowing the
+//! other handlers once it is that far behind (client-go's buffers grow without bound). A
+//! handler must therefore not wait for its own informer to make progress.
 
 mod listener;
 
@@ -34,7 +42,11 @@ use crate::handler::ResourceEventHandler;
 use crate::panics::Failures;
 
 pub use listener::Registration;
-pub(crate) use listener::{Listener, Notification, Upstream};
+pub(crate) use listener::{Listener, Notification, Room, Upstream};
+
+/// How many notifications a handler's buffer holds before the informer's process loop waits
+/// for it, by default (one relist may add more at once).
+pub const DEFAULT_HANDLER_BUFFER_LIMIT: usize = 10_000;
 
 /// The listeners of one informer.
 pub(crate) struct SharedProcessor<T> {
@@ -47,6 +59,8 @@ pub(crate) struct SharedProcessor<T> {
     run: Mutex<RunState>,
     /// The informer's panic bookkeeping, handed to each listener.
     failures: Arc<Failures>,
+    /// The handler buffer limit, and the wake-up when a buffer drains.
+    room: Arc<Room>,
 }
 
 #[derive(Default)]
@@ -80,7 +94,7 @@ pub(crate) fn determine_resync_period(requested: Duration, check: Duration) -> D
 }
 
 impl<T: Send + Sync + 'static> SharedProcessor<T> {
-    pub(crate) fn new(owner: &str, failures: Arc<Failures>) -> Self {
+    pub(crate) fn new(owner: &str, failures: Arc<Failures>, buffer_limit: usize) -> Self {
         SharedProcessor {
             id: listener::next_id(),
             owner: Arc::from(owner),
@@ -88,6 +102,10 @@ impl<T: Send + Sync + 'static> SharedProcessor<T> {
             added: AtomicUsize::new(0),
             run: Mutex::new(RunState::default()),
             failures,
+            room: Arc::new(Room {
+                limit: buffer_limit.max(1),
+                drained: tokio::sync::Notify::new(),
+            }),
         }
     }
 
@@ -113,6 +131,7 @@ impl<T: Send + Sync + 'static> SharedProcessor<T> {
             Upstream {
                 synced: upstream,
                 failures: self.failures.clone(),
+                room: self.room.clone(),
             },
         );
         self.listeners.write().push(listener.clone());
@@ -152,6 +171,26 @@ impl<T: Send + Sync + 'static> SharedProcessor<T> {
     pub(crate) fn buffer_lengths(&self, mut f: impl FnMut(&str, usize)) {
         for listener in self.listeners.read().iter() {
             f(&listener.name, listener.pending());
+        }
+    }
+
+    /// Whether every handler's buffer is below the limit.
+    fn has_room(&self) -> bool {
+        let limit = self.room.limit;
+        self.listeners.read().iter().all(|l| l.pending() < limit)
+    }
+
+    /// Waits until every handler's buffer is below the limit (the process loop waits here
+    /// before the next item, so a slow handler bounds what is buffered for it).
+    pub(crate) async fn wait_for_room(&self) {
+        loop {
+            let drained = self.room.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.has_room() {
+                return;
+            }
+            drained.await;
         }
     }
 

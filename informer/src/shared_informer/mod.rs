@@ -63,7 +63,7 @@ use crate::lister::Lister;
 use crate::listwatch::{ListWatchError, ListerWatcher};
 use crate::metrics::{InformerMetrics, InformerSource, ObjectSizeFn, SourceSnapshot};
 use crate::panics::{Failures, InformerFailure, PanicPolicy, PanicSource};
-use crate::processor::SharedProcessor;
+use crate::processor::{DEFAULT_HANDLER_BUFFER_LIMIT, SharedProcessor};
 use crate::reflector::{Reflector, ReflectorOptions};
 use crate::reflector_store::ReflectorStore;
 use crate::store::{IndexError, Indexer, Indexers};
@@ -96,6 +96,11 @@ pub struct SharedInformerOptions {
     /// loop; `None` for [`DEFAULT_QUEUE_CAPACITY`](crate::DEFAULT_QUEUE_CAPACITY). (The
     /// [`DeltaFIFO`] holds one entry per key and is not bounded this way.)
     pub queue_capacity: Option<usize>,
+    /// How many notifications a handler's buffer holds before the process loop waits for it
+    /// to drain to half; `None` for
+    /// [`DEFAULT_HANDLER_BUFFER_LIMIT`](crate::DEFAULT_HANDLER_BUFFER_LIMIT). A handler so far
+    /// behind slows the informer (and its other handlers) instead of growing its buffer.
+    pub handler_buffer_limit: Option<usize>,
     /// The reflector's options; its `name`, `resync_period` and `should_resync` are set by
     /// the informer, and its `metrics` default to the informer's.
     pub reflector: ReflectorOptions,
@@ -264,7 +269,10 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
             let queue = queue.clone();
             move || queue.discard()
         }));
-        let processor = Arc::new(SharedProcessor::new(&name, failures.clone()));
+        let buffer_limit = options
+            .handler_buffer_limit
+            .unwrap_or(DEFAULT_HANDLER_BUFFER_LIMIT);
+        let processor = Arc::new(SharedProcessor::new(&name, failures.clone(), buffer_limit));
         let mut reflector_options = options.reflector;
         if reflector_options.metrics.is_none() {
             reflector_options.metrics.clone_from(&options.metrics);

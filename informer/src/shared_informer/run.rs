@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::SharedIndexInformer;
 use super::wiring::{Distributor, InformerQueue, resync_loop};
-use crate::controller::{process_deltas, process_loop};
+use crate::controller::process_deltas;
 use crate::fifo::Queue;
 use crate::metrics::approx_json_size;
 use crate::panics::PanicSource;
@@ -152,7 +152,7 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
         // A panic ends the loop; it is reported after `pop` returned, outside the queue's
         // lock (the DeltaFIFO processes under it, and a report discards the queue).
         let panicked = Mutex::new(None);
-        process_loop(queue, run, |deltas, initial| {
+        let mut process = |deltas, initial| {
             let _blocked = inner.block_deltas.lock();
             let distributor = Distributor {
                 processor: &inner.processor,
@@ -165,8 +165,23 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
                 *panicked.lock() = Some(payload);
                 run.cancel();
             }
-        })
-        .await;
+        };
+        loop {
+            // A handler far behind holds the next item back (see `processor`).
+            tokio::select! {
+                biased;
+                _ = run.cancelled() => break,
+                () = inner.processor.wait_for_room() => {}
+            }
+            let popped = tokio::select! {
+                biased;
+                _ = run.cancelled() => break,
+                popped = queue.pop(&mut process) => popped,
+            };
+            if popped.is_none() {
+                break; // closed and drained
+            }
+        }
         if let Some(payload) = panicked.into_inner() {
             inner.failures.panicked(PanicSource::Indexer, &*payload);
         }
