@@ -17,7 +17,42 @@
 //! * Metrics with client-go's names through a [`MetricsProvider`], ready for Prometheus with
 //!   [`PrometheusMetricsProvider`].
 //!
-//! # A worker loop
+//! # The worker loop
+//!
+//! [`run_workers`] is the loop a controller runs over its queue (client-go's
+//! `wait.UntilWithContext(ctx, c.runWorker, time.Second)` around `processNextWorkItem`): each
+//! key goes to the reconcile, is forgotten on success and comes back after its backoff on an
+//! error or a panic; on cancel the queue shuts down and the reconciles in hand get a bounded
+//! drain.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use clientgo_workqueue::{RateLimitingQueue, run_workers};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+//! queue.add(Arc::from("default/web")); // what an event handler does on a change
+//! let shutdown = CancellationToken::new(); // cancelled on SIGTERM in a program
+//! let reconcile = |key: Arc<str>| {
+//!     let shutdown = shutdown.clone();
+//!     async move {
+//!         println!("reconciling {key}"); // read the cache, write the difference
+//!         shutdown.cancel(); // (this one stops after a key)
+//!         Ok::<(), String>(()) // Err: retried after a backoff
+//!     }
+//! };
+//! run_workers(&queue, 2, reconcile, shutdown.clone()).await;
+//! # }
+//! ```
+//!
+//! Where the keys come from, the informers, is in `clientgo_informer`'s crate docs; complete
+//! controllers are the examples of the `clientgo` crate (`clientgo/examples/`).
+//!
+//! # What a worker does
+//!
+//! The same loop by hand, one worker, without the panic isolation and the bounded drain:
 //!
 //! ```
 //! use std::sync::Arc;
