@@ -9,6 +9,7 @@
 //! | one informer per resource, shared by the program | `informers.SharedInformerFactory` | [`SharedInformerFactory`]: typed, dynamic and metadata-only informers |
 //! | the informer and its cache | `SharedIndexInformer`, `Indexer` | [`SharedIndexInformer`], [`Indexer`], custom indexes with [`Indexers`] |
 //! | reading the cache | the generated listers | [`Lister`], [`NamespaceLister`] |
+//! | being told of changes | `ResourceEventHandlerFuncs` | [`ResourceEventHandlerFuncs`]; [`EnqueueHandler`] puts keys on a work queue |
 //! | waiting for the first list | `cache.WaitForCacheSync` | [`wait_for_cache_sync`], with a timeout and the reason a cache is not synced |
 //! | list and watch | `Reflector`, `ListWatch`, `RealFIFO` | [`Reflector`], [`ListWatch`], [`RealFIFO`], [`DeltaFIFO`] |
 //!
@@ -22,6 +23,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use std::time::Duration;
+//! use clientgo_informer::{EnqueueHandler, SharedInformerFactory, split_meta_namespace_key};
 //! use clientgo_rest::{Config, RestClient};
 //! use clientgo_workqueue::{PriorityQueue, run_workers};
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -45,6 +47,7 @@
 //! let configmaps = factory.informer::<ConfigMap>(); // list + watch -> cache
 //! let limiter = Arc::new(clientgo_ratelimit::default_controller_rate_limiter());
 //! let queue = PriorityQueue::new(limiter);
+//! configmaps.add_event_handler(EnqueueHandler::new(queue.clone()))?; // change -> key
 //!
 //! let shutdown = CancellationToken::new(); // clientgo::signals::shutdown_on_signal()
 //! factory.start(&shutdown);
@@ -80,6 +83,7 @@ mod reflector_store;
 // The cache, the queues, the process loop, handlers, the shared informer and listers.
 mod cache_sync;
 mod controller;
+mod enqueue;
 mod factory;
 mod fifo;
 mod handler;
@@ -106,6 +110,7 @@ pub use reflector_store::ReflectorStore;
 
 pub use cache_sync::{CacheSyncError, InformerSynced, NotSyncedReason, wait_for_cache_sync};
 pub use controller::{process_deltas, process_loop};
+pub use enqueue::EnqueueHandler;
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
 pub use fifo::{
     DEFAULT_QUEUE_CAPACITY, Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter,
