@@ -41,6 +41,8 @@ pub struct Options {
     pub resync: Duration,
     /// Run only while holding a Lease.
     pub leader_election: Option<LeaderElection>,
+    /// Use the priority work queue (see [`crate::work_queue`]) instead of client-go's FIFO.
+    pub priority_queue: bool,
     /// How long a shutdown waits for the reconciles in flight before it cancels them. With
     /// leader election the elector allows the drain its renew deadline at most (10 s).
     pub drain_timeout: Duration,
@@ -53,6 +55,7 @@ impl Default for Options {
             namespace: None,
             resync: Duration::from_secs(30),
             leader_election: None,
+            priority_queue: false,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
         }
     }
@@ -166,6 +169,7 @@ pub fn build(
         deployments.clone(),
         recorder,
         queue_config,
+        options.priority_queue,
     )
     .map_err(|e| e.to_string())?;
     if let Some(registry) = registry {

@@ -50,10 +50,9 @@ use clientgo_informer::{
     DeleteEvent, InformerError, InformerSynced, Lister, ResourceEventHandlerFuncs,
     SharedIndexInformer, wait_for_cache_sync,
 };
-use clientgo_ratelimit::default_controller_rate_limiter;
 use clientgo_record::{EventRecorder, EventType, ObjectReference};
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
-use clientgo_workqueue::{QueueConfig, RateLimitingQueue};
+use clientgo_workqueue::QueueConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
@@ -62,6 +61,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::desired::{controlled_by, desired_status, new_deployment};
 use crate::foo::Foo;
+use crate::work_queue::WorkQueue;
 use crate::workers::{Active, ShutDownOnDrop, Worker, join_all};
 pub use crate::workers::{Failure, isolated};
 use crate::{finalizer, records};
@@ -160,7 +160,7 @@ pub struct Controller {
     deployments: Lister<Deployment>,
     foo_informer: SharedIndexInformer<Foo>,
     deployment_informer: SharedIndexInformer<Deployment>,
-    queue: RateLimitingQueue<Arc<str>>,
+    queue: WorkQueue,
     recorder: EventRecorder,
     stats: Stats,
 }
@@ -173,11 +173,9 @@ impl Controller {
         deployment_informer: SharedIndexInformer<Deployment>,
         recorder: EventRecorder,
         queue_config: QueueConfig,
+        priority_queue: bool,
     ) -> Result<Arc<Controller>, InformerError> {
-        let queue = RateLimitingQueue::with_config(
-            Arc::new(default_controller_rate_limiter()),
-            queue_config,
-        );
+        let queue = WorkQueue::new(priority_queue, queue_config);
         let controller = Arc::new(Controller {
             client,
             foos: foo_informer.lister(),
@@ -189,29 +187,36 @@ impl Controller {
             stats: Stats::default(),
         });
 
-        // Step 2: handlers only enqueue keys. A Foo's add or update enqueues the Foo.
+        // Step 2: handlers only enqueue keys. A Foo's add or update enqueues the Foo. Adds
+        // from the initial list and updates that changed nothing (resyncs) are routine: the
+        // priority queue, if used, serves them after real changes.
         let (on_add, on_update) = (controller.clone(), controller.clone());
         foo_informer.add_event_handler(
             ResourceEventHandlerFuncs::new()
-                .add_func(move |foo: &Arc<Foo>, _| on_add.enqueue(foo.as_ref()))
-                .update_func(move |_, foo: &Arc<Foo>| on_update.enqueue(foo.as_ref())),
+                .add_func(move |foo: &Arc<Foo>, initial| on_add.enqueue(foo.as_ref(), initial))
+                .update_func(move |old: &Arc<Foo>, foo: &Arc<Foo>| {
+                    let unchanged = old.resource_version() == foo.resource_version();
+                    on_update.enqueue(foo.as_ref(), unchanged)
+                }),
         )?;
         // A Deployment's change enqueues the Foo that controls it, if any.
         let (on_add, on_update, on_delete) =
             (controller.clone(), controller.clone(), controller.clone());
         deployment_informer.add_event_handler(
             ResourceEventHandlerFuncs::new()
-                .add_func(move |d: &Arc<Deployment>, _| on_add.handle_deployment(d.as_ref()))
+                .add_func(move |d: &Arc<Deployment>, initial| {
+                    on_add.handle_deployment(d.as_ref(), initial)
+                })
                 .update_func(move |old: &Arc<Deployment>, new: &Arc<Deployment>| {
                     // A periodic resync re-delivers unchanged objects: nothing to do.
                     if old.resource_version() != new.resource_version() {
-                        on_update.handle_deployment(new.as_ref());
+                        on_update.handle_deployment(new.as_ref(), false);
                     }
                 })
                 .delete_func(move |event: DeleteEvent<Deployment>| {
                     // A tombstone carries the last known state, which still names the owner.
                     if let Some(d) = event.object() {
-                        on_delete.handle_deployment(d.as_ref());
+                        on_delete.handle_deployment(d.as_ref(), false);
                     }
                 }),
         )?;
@@ -224,16 +229,17 @@ impl Controller {
     }
 
     /// The work queue (for tests and metrics).
-    pub fn queue(&self) -> &RateLimitingQueue<Arc<str>> {
+    pub fn queue(&self) -> &WorkQueue {
         &self.queue
     }
 
-    fn enqueue(&self, foo: &Foo) {
-        self.queue.add(Arc::from(foo.key()));
+    /// Enqueues the Foo's key; `routine` for a notification that most likely needs no work.
+    fn enqueue(&self, foo: &Foo, routine: bool) {
+        self.queue.add(Arc::from(foo.key()), routine);
     }
 
     /// Enqueues the Foo controlling `deployment`; ignores Deployments no Foo controls.
-    fn handle_deployment(&self, deployment: &Deployment) {
+    fn handle_deployment(&self, deployment: &Deployment, routine: bool) {
         let Some(owner) = deployment.controller_ref() else {
             return;
         };
@@ -243,7 +249,7 @@ impl Controller {
         // Only a Foo we know of (the owner reference could be stale or forged).
         if let Some(foo) = self.foos.namespace(deployment.namespace()).get(owner.name) {
             if foo.uid() == owner.uid {
-                self.enqueue(&foo);
+                self.enqueue(&foo, routine);
             }
         }
     }

@@ -26,4 +26,5 @@ pub mod finalizer;
 pub mod foo;
 pub mod records;
 pub mod serve;
+pub mod work_queue;
 pub mod workers;

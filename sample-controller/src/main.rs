@@ -4,6 +4,7 @@
 //! ```text
 //! sample-controller --demo                          # the whole loop, no cluster needed
 //! sample-controller [--kubeconfig PATH] [--context NAME] [--namespace NS] [--workers N]
+//!                   [--priority-queue]
 //!                   [--leader-elect --lease-namespace NS --lease-name NAME --identity ID]
 //!                   [--metrics-addr 0.0.0.0:8080] [--health-addr 0.0.0.0:8081]
 //! ```
@@ -46,6 +47,10 @@ struct Args {
     /// Seconds between informer resyncs.
     #[arg(long, default_value_t = 30)]
     resync_seconds: u64,
+    /// Use the priority work queue: after a start or a failover, real changes pass the
+    /// backlog of the initial list (default: client-go's FIFO queue).
+    #[arg(long)]
+    priority_queue: bool,
     /// Run only while holding a Lease, so that one of several replicas acts.
     #[arg(long)]
     leader_elect: bool,
@@ -132,6 +137,7 @@ async fn run(args: Args) -> Result<(), String> {
         workers: args.workers,
         namespace: args.namespace.clone(),
         resync: Duration::from_secs(args.resync_seconds),
+        priority_queue: args.priority_queue,
         leader_election,
         ..app::Options::default()
     };

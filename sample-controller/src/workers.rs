@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use clientgo_workqueue::RateLimitingQueue;
+use clientgo_workqueue::Queue;
 
 use crate::controller::{ReconcileError, Stats};
 
@@ -74,7 +74,7 @@ pub(crate) async fn join_all(mut workers: Vec<Worker<'_>>) {
 }
 
 /// Shuts the queue down when the controller's future ends or is dropped.
-pub(crate) struct ShutDownOnDrop<'a>(pub(crate) &'a RateLimitingQueue<Arc<str>>);
+pub(crate) struct ShutDownOnDrop<'a>(pub(crate) &'a Queue<Arc<str>>);
 
 impl Drop for ShutDownOnDrop<'_> {
     fn drop(&mut self) {

@@ -52,6 +52,7 @@ async fn a_reconcile_returns_once_the_cache_shows_its_writes() {
         deployments.clone(),
         recorder,
         QueueConfig::default(),
+        false,
     )
     .unwrap();
     let stop = CancellationToken::new();
