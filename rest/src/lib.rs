@@ -71,6 +71,41 @@
 //! println!("{} Deployments", deployments.list(&ListParams::default()).await?.items.len());
 //! # Ok(()) }
 //! ```
+//!
+//! # In a controller
+//!
+//! A controller reads through informers (`clientgo_informer`, whose crate docs show the
+//! loop) and writes through this client. Its reconcile compares the cached object with the
+//! one it wants and writes only a difference; an error, a 409 `Conflict` included (the object
+//! changed after the cache saw it), sends the key back to the work queue, to be retried once
+//! the cache has caught up:
+//!
+//! ```no_run
+//! use clientgo_apimachinery::DynamicObject;
+//! use clientgo_rest::{Error, PostParams, ResourceClient};
+//!
+//! async fn converge(
+//!     api: &ResourceClient<DynamicObject>,
+//!     cached: Option<&DynamicObject>, // from the lister
+//!     desired: DynamicObject,
+//! ) -> Result<(), Error> {
+//!     match cached {
+//!         None => {
+//!             api.create(&desired, &PostParams::default()).await?;
+//!         }
+//!         Some(current) if current.data == desired.data => {} // up to date: no request
+//!         Some(current) => {
+//!             let mut updated = current.clone(); // keeps the resourceVersion: a guarded write
+//!             updated.data = desired.data;
+//!             api.update(&current.metadata.name, &updated, &PostParams::default()).await?;
+//!         }
+//!     }
+//!     Ok(())
+//! }
+//! ```
+//!
+//! Complete controllers, runnable against the cluster of a kubeconfig, are the examples of
+//! the `clientgo` crate (`clientgo/examples/`).
 
 #![deny(missing_docs)]
 
