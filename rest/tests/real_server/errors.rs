@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, PodTemplate, Pod
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::json;
 
-use crate::{Recording, client, control_plane, within};
+use crate::{COMPACTION, Recording, client, control_plane, within};
 use clientgo_envtest::ControlPlane;
 
 fn config_map(name: &str, value: &str) -> ConfigMap {
@@ -254,6 +254,7 @@ fn pod_template(name: &str) -> PodTemplate {
 #[tokio::test]
 async fn a_list_or_watch_from_a_compacted_resource_version_is_expired() {
     let Some(cp) = control_plane() else { return };
+    let _alone = COMPACTION.write().await;
     let namespace = cp.create_namespace("expired").unwrap();
     let api = ResourceClient::<PodTemplate>::namespaced(&client(cp), &namespace);
     let create = |name: &'static str| {

@@ -25,6 +25,10 @@ use clientgo_rest::{Body, BoxFuture, Config, Error, HttpClient, RestClient};
 /// The longest any single wait on the real server may take.
 pub const BOUND: Duration = Duration::from_secs(30);
 
+/// Compacting etcd can make kube-apiserver's watch cache start over, which ends the watches
+/// it serves: the test that compacts runs alone, tests that watch hold this for reading.
+pub static COMPACTION: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// The shared control plane, `None` when its binaries are not found (the test is skipped).
 pub fn control_plane() -> Option<&'static ControlPlane> {
     ControlPlane::shared()

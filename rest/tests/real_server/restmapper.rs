@@ -12,7 +12,7 @@ use clientgo_rest::{
 use clientgo_watch::WatchResource;
 use serde_json::json;
 
-use crate::{client, control_plane, within};
+use crate::{COMPACTION, client, control_plane, within};
 
 fn gvk(group: &str, version: &str, kind: &str) -> GroupVersionKind {
     GroupVersionKind::new(group, version, kind)
@@ -199,6 +199,7 @@ async fn until_discovered(discovery: &DiscoveryClient, gv: &GroupVersion) {
 #[tokio::test]
 async fn the_rest_mapper_refreshes_on_a_miss_to_find_a_crd_created_after_its_snapshot() {
     let Some(cp) = control_plane() else { return };
+    let _no_compaction = COMPACTION.read().await;
     let namespace = cp.create_namespace("mapper").unwrap();
     let client = client(cp);
     let group = format!("{namespace}.example.com");
