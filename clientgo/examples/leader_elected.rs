@@ -43,15 +43,20 @@ async fn main() -> Result<(), BoxError> {
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "leader-elected".into());
     let identity = format!("{host}_{}", std::process::id());
     let shutdown = clientgo::signals::shutdown_on_signal();
-    run(config, &namespace, &identity, shutdown).await
+    run(config, &namespace, &identity, shutdown, |line| {
+        println!("{line}")
+    })
+    .await
 }
 
-/// Campaigns for the Lease as `identity` and works while leading, until `shutdown`.
+/// Campaigns for the Lease as `identity` and works while leading, until `shutdown`; says
+/// (through `out`) when it leads and what it reconciles.
 pub async fn run(
     config: Config,
     namespace: &str,
     identity: &str,
     shutdown: CancellationToken,
+    out: impl Fn(String),
 ) -> Result<(), BoxError> {
     let client = RestClient::new(&config)?;
     let factory = SharedInformerFactory::builder(&client)
@@ -73,7 +78,8 @@ pub async fn run(
     let election = LeaderElectionConfig {
         name: LEASE.into(),
         release_on_cancel: true, // on a clean exit, the next candidate need not wait
-        ..LeaderElectionConfig::default()  // client-go's: 15 s lease, 10 s renew deadline, 2 s retry
+        // client-go's timing: a 15 s lease, a 10 s renew deadline, a retry every 2 s.
+        ..LeaderElectionConfig::default()
     };
     let lease_client = leader_election_client(&config, &election)?;
     let lock = LeaseLock::new(&lease_client, namespace, LEASE, identity);
@@ -82,7 +88,7 @@ pub async fn run(
     let lister = configmaps.lister().namespace(namespace);
     let ended = elector
         .run(shutdown, |leading| async move {
-            tracing::info!(identity, "leading: workers start");
+            out(format!("{identity} leads"));
             // A drain shorter than the renew deadline: the work stops before the elector
             // has to drop it.
             let workers = WorkerPool::new(2).drain_timeout(Duration::from_secs(5));
@@ -91,7 +97,7 @@ pub async fn run(
                 let entries = lister
                     .get(name)
                     .map_or(0, |cm| cm.data.iter().flatten().count());
-                tracing::info!(identity, %key, entries, "reconciled");
+                out(format!("{identity} reconciled {key} ({entries} entries)"));
                 std::future::ready(Ok::<(), BoxError>(()))
             };
             workers.run(&queue, reconcile, leading).await;

@@ -11,8 +11,9 @@ mod metadata_informer;
 #[path = "../examples/watch_printer.rs"]
 mod watch_printer;
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::Duration;
 
 use clientgo::CancellationToken;
@@ -21,10 +22,7 @@ use clientgo_apiserver_sim::faults::{InjectedError, RequestMatch};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use support::{lines, printing, stop};
 
 fn meta(name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
     ObjectMeta {
@@ -66,49 +64,6 @@ async fn sim() -> (ApiServerSim, Config, RestClient) {
     let config = Config::new(sim.url().parse().unwrap());
     let client = RestClient::new(&config).unwrap();
     (sim, config, client)
-}
-
-/// The next `n` lines, each within 60 s.
-async fn lines(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -> Vec<String> {
-    let mut got = Vec::with_capacity(n);
-    for _ in 0..n {
-        match tokio::time::timeout(Duration::from_secs(60), rx.recv()).await {
-            Ok(Some(line)) => got.push(line),
-            _ => panic!("{n} lines expected, got only {got:?}"),
-        }
-    }
-    got
-}
-
-/// What an example prints.
-type Print = Box<dyn Fn(String) + Send + Sync>;
-
-/// Spawns an example, giving it a cancel token and a `print` that collects its lines.
-fn printing<Fut>(
-    start: impl FnOnce(CancellationToken, Print) -> Fut,
-) -> (
-    mpsc::UnboundedReceiver<String>,
-    CancellationToken,
-    JoinHandle<Result<(), BoxError>>,
-)
-where
-    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
-{
-    let (tx, rx) = mpsc::unbounded_channel();
-    let shutdown = CancellationToken::new();
-    let print: Print = Box::new(move |line| tx.send(line).unwrap());
-    let run = tokio::spawn(start(shutdown.clone(), print));
-    (rx, shutdown, run)
-}
-
-/// Cancels `shutdown` and waits (bounded) for a clean exit.
-async fn stop(shutdown: CancellationToken, run: JoinHandle<Result<(), BoxError>>) {
-    shutdown.cancel();
-    tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("the example exits after cancel")
-        .unwrap()
-        .expect("the example exits cleanly");
 }
 
 #[tokio::test(start_paused = true)]
