@@ -66,6 +66,7 @@ pub async fn run(
         .namespace(namespace.to_owned())
         .build();
     let configmaps = factory.informer::<ConfigMap>();
+    // The custom index, added before the informer starts (client-go's `AddIndexers`).
     configmaps.add_indexers(Indexers::new().with(BY_APP, label_index_func("app")))?;
 
     // A `Notify` holds one wake-up: a burst of changes makes one report, not one each.
@@ -83,10 +84,10 @@ pub async fn run(
     let lister = configmaps.lister();
     loop {
         let mut by_app = BTreeMap::new();
+        // Every value the index holds, and the ConfigMaps filed under each: lookups, no scan.
         for app in lister.indexer().list_index_func_values(BY_APP) {
-            let mut names: Vec<String> = (lister.indexer().by_index(BY_APP, &app)?.iter())
-                .map(|cm| cm.name().to_owned())
-                .collect();
+            let of_app = lister.indexer().by_index(BY_APP, &app)?;
+            let mut names: Vec<String> = of_app.iter().map(|cm| cm.name().to_owned()).collect();
             names.sort();
             by_app.insert(app, names);
         }

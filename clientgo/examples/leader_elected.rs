@@ -8,7 +8,7 @@
 //! workers run inside the elector, on a token cancelled when leadership ends; the Lease is
 //! read and written through a client of its own (`leader_election_client`), so renewals
 //! never wait behind the controller's requests. The work is fenced (its future dropped)
-//! before the lease can pass to another candidate. Here the work only logs each ConfigMap it
+//! before the lease can pass to another candidate. Here the work only prints each ConfigMap it
 //! would reconcile. A lost lease ends the process with an error, to be restarted, as
 //! kube-controller-manager does; on a signal the lease is released.
 //!

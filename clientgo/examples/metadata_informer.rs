@@ -32,7 +32,8 @@ async fn main() -> Result<(), BoxError> {
     run(config, &namespace, shutdown, |line| println!("{line}")).await
 }
 
-/// `ADDED web-1 {app=web}`: what happened, the Pod's name and its labels.
+/// `ADDED web-1 {app=web}`: what happened, the Pod's name and its labels. (A deletion
+/// prints the key, `DELETED default/web-1`: a tombstone may carry no labels.)
 pub fn describe(what: &str, pod: &PartialObjectMetadata) -> String {
     let labels: Vec<String> = pod
         .labels()
@@ -53,8 +54,8 @@ pub async fn run(
     let factory = SharedInformerFactory::builder(&client)
         .namespace(namespace.to_owned())
         .build();
-    // The Pod resource, as a metadata-only informer sees it: the objects are
-    // `PartialObjectMetadata`, whatever the resource.
+    // The resource by group, version and plural (an `ApiResource`, here taken from
+    // k8s-openapi's Pod); what is cached is `PartialObjectMetadata`, whatever the resource.
     let pods = factory.metadata_informer(&ApiResource::of::<Pod>());
 
     // Printing is quick enough for a handler; real work belongs on a work queue.
