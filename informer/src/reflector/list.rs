@@ -9,8 +9,6 @@
 //!
 //! [`ReflectorStore::replace`]: crate::ReflectorStore::replace
 
-use std::any::type_name;
-
 use clientgo_apimachinery::{Object, ObjectList};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
@@ -83,9 +81,8 @@ where
         let paged = match result {
             Ok(paged) => paged,
             Err(error) => {
-                tracing::warn!(
-                    reflector = %self.name, r#type = type_name::<T>(), %error, "failed to list"
-                );
+                // The failure record logs it (once per kind, reminders rate-limited).
+                tracing::debug!(reflector = %self.name, %error, "failed to list");
                 self.failure.record_error(ReflectorOperation::List, &error);
                 return Err(error);
             }

@@ -316,6 +316,7 @@ where
             options.name
         };
         let metrics = options.metrics.as_ref().map(|m| m.reflector(&name));
+        let failure = FailureRecord::named(&name);
         Reflector {
             lister_watcher,
             store,
@@ -335,7 +336,7 @@ where
             )),
             rng: Mutex::new(SplitMix64::from_entropy()),
             error_handler: RwLock::new(None),
-            failure: FailureRecord::default(),
+            failure,
             metrics,
             _objects: PhantomData,
         }
@@ -451,8 +452,9 @@ where
             None if error.is_expired() => {
                 tracing::debug!(reflector = %self.name, r#type = type_name::<T>(), %error, "watch closed");
             }
+            // The failure record has logged it (once per kind, reminders rate-limited).
             None => {
-                tracing::error!(reflector = %self.name, r#type = type_name::<T>(), %error, "failed to list or watch");
+                tracing::debug!(reflector = %self.name, %error, "failed to list or watch");
             }
         }
     }

@@ -8,9 +8,21 @@
 //! streaming list) or a watch delivers an event, so a caller waiting for the cache can report
 //! "forbidden", "not found" (the resource is not served), "throttled" or "server silent"
 //! instead of an endless wait.
+//!
+//! The record also decides what reaches the log, so that a reflector that cannot reach its
+//! server, or may not list its resource, says so at once and does not flood the log: the
+//! first failure and every change of its kind are logged at WARN with the cause and what to
+//! check; repeats of the same kind at DEBUG, with one WARN reminder a minute; the first
+//! success after failures at INFO. client-go logs every failed attempt (its
+//! `DefaultWatchErrorHandler`), which is either silent (connection errors at high verbosity)
+//! or ten lines a second for a missing RBAC right. Expired resourceVersions are routine (a
+//! relist follows) and stay at DEBUG.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use clientgo_watch::WatchError;
 use parking_lot::Mutex;
@@ -138,22 +150,94 @@ impl fmt::Display for ReflectorFailure {
     }
 }
 
+/// How often a failure that keeps repeating is logged again at WARN.
+pub(crate) const REPEAT_WARNING_INTERVAL: Duration = Duration::from_secs(60);
+
 /// The shared record: written by the reflector's loop, read by anyone.
 #[derive(Debug, Default)]
 pub(crate) struct FailureRecord {
+    /// The reflector's name, for the log.
+    name: String,
     last: Mutex<Option<ReflectorFailure>>,
     /// Whether `last` is set, so that clearing costs no lock on the event path.
     set: AtomicBool,
+    log: Mutex<LogState>,
+}
+
+/// What was last logged at WARN, and what has been held back since.
+#[derive(Debug, Default)]
+struct LogState {
+    /// The kind of the failures being reported, and when they were last logged at WARN.
+    reported: Option<(FailureKind, Instant)>,
+    /// Failures since the last WARN line.
+    held_back: u64,
+    /// Failures since the last success.
+    failures: u64,
+}
+
+/// What to check, for the failures a user can do something about.
+fn hint(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::Forbidden => " (check this client's RBAC rights to list and watch it)",
+        FailureKind::NotFound => " (the resource is not served: is its CRD installed?)",
+        FailureKind::Unauthorized => " (the server does not accept this client's credentials)",
+        FailureKind::ConnectionRefused => " (is the API server running and reachable?)",
+        _ => "",
+    }
 }
 
 impl FailureRecord {
+    pub(crate) fn named(name: &str) -> Self {
+        FailureRecord {
+            name: name.to_owned(),
+            ..FailureRecord::default()
+        }
+    }
+
     pub(crate) fn record(&self, operation: ReflectorOperation, kind: FailureKind, message: String) {
+        self.log_failure(operation, kind, &message);
         *self.last.lock() = Some(ReflectorFailure {
             operation,
             kind,
             message,
         });
         self.set.store(true, Ordering::Release);
+    }
+
+    fn log_failure(&self, operation: ReflectorOperation, kind: FailureKind, message: &str) {
+        let name = &self.name;
+        if kind == FailureKind::Expired {
+            tracing::debug!(reflector = %name, %operation, %message, "resourceVersion expired");
+            return;
+        }
+        let now = Instant::now();
+        let mut log = self.log.lock();
+        log.failures += 1;
+        match log.reported {
+            Some((reported, at))
+                if reported == kind && now.duration_since(at) < REPEAT_WARNING_INTERVAL =>
+            {
+                log.held_back += 1;
+                tracing::debug!(reflector = %name, %operation, %kind, %message, "still failing");
+            }
+            Some((reported, _)) if reported == kind => {
+                let repeats = std::mem::take(&mut log.held_back);
+                log.reported = Some((kind, now));
+                tracing::warn!(
+                    "{name}: {operation} still failing ({kind}, {repeats} more time(s) in the \
+                     last minute): {message}{}",
+                    hint(kind)
+                );
+            }
+            _ => {
+                log.held_back = 0;
+                log.reported = Some((kind, now));
+                tracing::warn!(
+                    "{name}: {operation} failed ({kind}): {message}{}",
+                    hint(kind)
+                );
+            }
+        }
     }
 
     pub(crate) fn record_error(&self, operation: ReflectorOperation, error: &ListWatchError) {
@@ -164,6 +248,15 @@ impl FailureRecord {
         // A plain load first: this runs on every watch event, and is almost always a no-op.
         if self.set.load(Ordering::Acquire) && self.set.swap(false, Ordering::AcqRel) {
             *self.last.lock() = None;
+            let mut log = self.log.lock();
+            if log.reported.is_some() {
+                tracing::info!(
+                    "{}: recovered after {} failed attempt(s)",
+                    self.name,
+                    log.failures
+                );
+            }
+            *log = LogState::default();
         }
     }
 

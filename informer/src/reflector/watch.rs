@@ -19,7 +19,6 @@
 //! [`ReflectorStore::resync`]: crate::ReflectorStore::resync
 //! [`ReflectorStore::has_room`]: crate::ReflectorStore::has_room
 
-use std::any::type_name;
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, Status, WatchEvent};
@@ -204,8 +203,9 @@ where
                         FailureKind::ServerSilent,
                         "watch closed within a second without any event".to_owned(),
                     );
-                    tracing::warn!(
-                        reflector = %self.name, r#type = type_name::<T>(),
+                    // The failure record logs it (rate-limited).
+                    tracing::debug!(
+                        reflector = %self.name,
                         "watch closed within a second without any event, relisting after a backoff"
                     );
                     self.count_relist(RelistReason::ShortWatch);
@@ -221,7 +221,7 @@ where
                         tracing::debug!(reflector = %self.name, %error, "re-watching after an undecodable stream");
                         continue;
                     }
-                    tracing::warn!(reflector = %self.name, r#type = type_name::<T>(), %error, "watch ended");
+                    tracing::debug!(reflector = %self.name, %error, "watch ended");
                     self.count_relist(RelistReason::WatchError);
                     return Ok(());
                 }
@@ -247,7 +247,7 @@ where
                         tracing::debug!(reflector = %self.name, %error, "re-watching after an internal error");
                         continue;
                     }
-                    tracing::warn!(reflector = %self.name, r#type = type_name::<T>(), %error, "watch ended");
+                    tracing::debug!(reflector = %self.name, %error, "watch ended");
                     self.count_relist(RelistReason::WatchError);
                     return Ok(());
                 }

@@ -257,7 +257,13 @@ where
             self.set_resource_version_unavailable(true);
             return Some(true);
         }
-        self.log_fallback(&error);
+        if lacks_watch_list(&error) {
+            self.log_fallback(&error);
+        } else {
+            // Not the feature: the failure record has said what went wrong (forbidden, not
+            // found, ...); LIST+WATCH will meet the same cause, or get past it.
+            tracing::debug!(reflector = %self.name, %error, "streaming list failed, trying LIST+WATCH");
+        }
         self.count_fallback(FallbackReason::Error);
         Some(false)
     }
@@ -360,6 +366,13 @@ where
         }
         Collected::Closed
     }
+}
+
+/// Whether a streaming list failed because the server does not serve streaming lists: a
+/// server before Kubernetes 1.27, or with the WatchList feature off, refuses
+/// `resourceVersionMatch` on a watch (422 Invalid) or the request (400 Bad Request).
+fn lacks_watch_list(error: &ListWatchError) -> bool {
+    matches!(error, ListWatchError::Status(_)) && matches!(error.code(), 400 | 422)
 }
 
 #[cfg(test)]

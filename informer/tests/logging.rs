@@ -1,0 +1,203 @@
+//! What a user reads when an informer cannot do its job: the first failure at WARN with its
+//! cause and what to check, repeats held back (one WARN reminder a minute), the recovery at
+//! INFO; the informer named as the user named it, never by its Rust type; no word of a
+//! streaming-list fallback when the cause was something else. Paused clock.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clientgo_apimachinery::{ApiResource, DynamicObject};
+use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
+use clientgo_informer::{Indexers, ListWatch, SharedIndexInformer, SharedInformerOptions};
+use clientgo_rest::config::Config;
+use clientgo_rest::{DynamicClient, PostParams, RestClient};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The captured lines at `level` or above (`WARN`, `INFO`, ...).
+    fn lines(&self, level: &str) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock())
+            .lines()
+            .filter(|l| l.trim_start().starts_with(level))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+fn widgets() -> ApiResource {
+    ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+        namespaced: true,
+    }
+}
+
+fn informer(client: &RestClient) -> SharedIndexInformer<DynamicObject> {
+    SharedIndexInformer::new(
+        ListWatch::new(DynamicClient::from_api_resource(
+            client,
+            &widgets(),
+            Some("default"),
+        )),
+        Indexers::default(),
+        SharedInformerOptions {
+            name: "widgets.v1.example.com".into(),
+            ..SharedInformerOptions::default()
+        },
+    )
+}
+
+const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+ "metadata":{"name":"widgets.example.com"},
+ "spec":{"group":"example.com","scope":"Namespaced",
+  "names":{"plural":"widgets","singular":"widget","kind":"Widget"},
+  "versions":[{"name":"v1","served":true,"storage":true,
+   "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}"#;
+
+#[tokio::test(start_paused = true)]
+async fn a_resource_not_served_is_said_once_with_its_cause_then_the_recovery() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .without_time()
+        .with_target(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
+    let client = RestClient::new(&Config::new(sim.url().parse().unwrap())).unwrap();
+    let informer = informer(&client);
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+
+    // 50 s of failed attempts: the CRD is not installed.
+    tokio::time::sleep(Duration::from_secs(50)).await;
+    assert!(!informer.has_synced());
+    let warnings = captured.lines("WARN");
+    assert_eq!(
+        warnings.len(),
+        1,
+        "one warning for 50 s of retries: {warnings:#?}"
+    );
+    let warning = &warnings[0];
+    assert!(warning.contains("widgets.v1.example.com"), "{warning}");
+    assert!(warning.contains("not found"), "{warning}");
+    assert!(warning.contains("is its CRD installed?"), "{warning}");
+    assert!(
+        !warning.contains("DynamicObject"),
+        "no Rust type: {warning}"
+    );
+    assert!(!warning.contains("falling back"), "{warning}");
+
+    // Another minute (the retries back off to 30 s apart): one reminder a minute.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let warnings = captured.lines("WARN");
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+    assert!(warnings[1].contains("still failing"), "{}", warnings[1]);
+
+    // The CRD is installed: the informer syncs and says it recovered.
+    let crd: DynamicObject = serde_json::from_str(CRD).unwrap();
+    let crds = DynamicClient::from_api_resource(
+        &client,
+        &ApiResource {
+            group: "apiextensions.k8s.io".into(),
+            version: "v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            plural: "customresourcedefinitions".into(),
+            namespaced: false,
+        },
+        None,
+    );
+    crds.create(&crd, &PostParams::default()).await.unwrap();
+    for _ in 0..600 {
+        if informer.has_synced() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        informer.has_synced(),
+        "the informer syncs once the CRD is served"
+    );
+    let infos = captured.lines("INFO");
+    assert!(
+        infos
+            .iter()
+            .any(|l| l.contains("widgets.v1.example.com: recovered after")),
+        "{infos:#?}"
+    );
+    assert_eq!(
+        captured.lines("WARN").len(),
+        2,
+        "nothing more to warn about"
+    );
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unreachable_server_is_said_at_once_with_what_to_check() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .without_time()
+        .with_target(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+    let informer = informer(&RestClient::new(&config).unwrap());
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let warnings = captured.lines("WARN");
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].contains("connection refused"),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[0].contains("is the API server running and reachable?"),
+        "{}",
+        warnings[0]
+    );
+    assert!(captured.lines("ERROR").is_empty());
+    cancel.cancel();
+    run.await.unwrap();
+}
