@@ -7,13 +7,14 @@
 
 use std::collections::BTreeMap;
 use std::error::Error;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo::CancellationToken;
 use clientgo::apimachinery::Object;
 use clientgo::rest::{Config, PostParams, ResourceClient, RestClient};
 use clientgo::tools::cache::{
-    NamespaceLister, ResourceEventHandlerFuncs, SharedInformerFactory, wait_for_cache_sync,
+    EnqueueHandler, NamespaceLister, SharedInformerFactory, wait_for_cache_sync,
 };
 use clientgo::util::workqueue::{RateLimitingQueue, run_workers};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -40,15 +41,11 @@ pub async fn run(
         .namespace(namespace.to_owned())
         .build();
     let configmaps = factory.informer::<ConfigMap>();
-    // The one key: there is one thing to reconcile, whatever changed.
-    let queue = RateLimitingQueue::<&'static str>::with_default_rate_limiter();
-    let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
-    configmaps.add_event_handler(
-        ResourceEventHandlerFuncs::new()
-            .add_func(move |_, _| on_add.add(SUMMARY))
-            .update_func(move |_, _| on_update.add(SUMMARY))
-            .delete_func(move |_| on_delete.add(SUMMARY)),
-    )?;
+    // The one key: there is one thing to reconcile, whatever changed (added, updated or
+    // deleted, tombstones included).
+    let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+    let one_key = |_: &ConfigMap| Some(SUMMARY.to_owned());
+    configmaps.add_event_handler(EnqueueHandler::with_key_fn(queue.clone(), one_key))?;
     factory.start(&shutdown);
     wait_for_cache_sync(&[&configmaps], Duration::from_secs(60)).await?;
 

@@ -1,6 +1,9 @@
-//! An event handler that turns notifications into keys on a priority work queue.
+//! An event handler that turns notifications into keys on a work queue.
 //!
-//! The typical handler computes a key and adds it to a work queue. This one does it with the
+//! The typical handler computes a key and adds it to a work queue: on add, on update, and on
+//! delete, tombstones included; for a dependent, the key of its controller (a key function,
+//! such as [`controller_key`]). This one does that once for every controller, on any
+//! [`KeyQueue`]: client-go's FIFO queues, or the priority queue, where each key gets the
 //! priority the notification deserves, so that after a start or a failover the real changes
 //! pass the backlog (see `clientgo_workqueue::PriorityQueue`):
 //!
@@ -10,20 +13,48 @@
 //! | update with the same resourceVersion (a resync, or a relist that found nothing new) | [`PRIORITY_LOW`] |
 //! | any other add or update, every delete (tombstones included) | [`PRIORITY_NORMAL`] |
 //!
-//! client-go has no such adapter (it has no priority queue); controller-runtime's
-//! `EnqueueRequestForObject` does the same with its priority queue. A low-priority key is not
+//! client-go has no such adapter (each controller writes its three closures, and it has no
+//! priority queue); controller-runtime's `EnqueueRequestForObject` and
+//! `EnqueueRequestForOwner` do the same with its priority queue. A low-priority key is not
 //! forgotten: the queue's aging hands it out within a bounded wait.
 
 use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use clientgo_workqueue::{AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, PriorityQueue};
+use clientgo_workqueue::{
+    AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, PriorityQueue, Queue, RateLimitingQueue,
+};
 
 use crate::handler::ResourceEventHandler;
 use crate::keys::{DeleteEvent, meta_namespace_key_func};
 
 type KeyFn<T> = Box<dyn Fn(&T) -> Option<String> + Send + Sync>;
+
+/// A work queue an [`EnqueueHandler`] can add keys to: the priority queue, which honours
+/// the priority, or client-go's FIFO queues, which ignore it.
+pub trait KeyQueue: Send + Sync + 'static {
+    /// Adds `key` at `priority`.
+    fn add_key(&self, key: Arc<str>, priority: Priority);
+}
+
+impl KeyQueue for PriorityQueue<Arc<str>> {
+    fn add_key(&self, key: Arc<str>, priority: Priority) {
+        self.add_with(key, AddOptions::priority(priority));
+    }
+}
+
+impl KeyQueue for RateLimitingQueue<Arc<str>> {
+    fn add_key(&self, key: Arc<str>, _: Priority) {
+        self.add(key);
+    }
+}
+
+impl KeyQueue for Queue<Arc<str>> {
+    fn add_key(&self, key: Arc<str>, _: Priority) {
+        self.add(key);
+    }
+}
 
 /// Enqueues the key of every object it is told of, at a priority that depends on the
 /// notification (see the module docs).
@@ -47,22 +78,22 @@ type KeyFn<T> = Box<dyn Fn(&T) -> Option<String> + Send + Sync>;
 /// assert_eq!(**queue.get().await.unwrap(), *"default/created");
 /// # }
 /// ```
-pub struct EnqueueHandler<T> {
-    queue: PriorityQueue<Arc<str>>,
+pub struct EnqueueHandler<T, Q = PriorityQueue<Arc<str>>> {
+    queue: Q,
     /// Maps an object to the key to enqueue; `None` for the object's own key.
     key: Option<KeyFn<T>>,
 }
 
-impl<T> EnqueueHandler<T> {
+impl<T, Q> EnqueueHandler<T, Q> {
     /// Enqueues each object's own key (`namespace/name`).
-    pub fn new(queue: PriorityQueue<Arc<str>>) -> Self {
+    pub fn new(queue: Q) -> Self {
         Self { queue, key: None }
     }
 
     /// Enqueues the key `key` maps an object to, if any: for example the key of the object's
     /// controller. A tombstone without a last known state cannot be mapped, and is skipped.
     pub fn with_key_fn(
-        queue: PriorityQueue<Arc<str>>,
+        queue: Q,
         key: impl Fn(&T) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         Self {
@@ -72,7 +103,21 @@ impl<T> EnqueueHandler<T> {
     }
 }
 
-impl<T: Object> EnqueueHandler<T> {
+/// The key of `object`'s controller (the owner reference with `controller: true`) when it
+/// is of `kind`: for [`EnqueueHandler::with_key_fn`] on the informer of dependents, so that a
+/// change to a Deployment enqueues the Foo that owns it.
+pub fn controller_key<T: Object>(object: &T, kind: &str) -> Option<String> {
+    let owner = object.controller_ref()?;
+    (owner.kind == kind).then(|| {
+        if object.namespace().is_empty() {
+            owner.name.to_owned()
+        } else {
+            format!("{}/{}", object.namespace(), owner.name)
+        }
+    })
+}
+
+impl<T: Object, Q: KeyQueue> EnqueueHandler<T, Q> {
     fn key_of(&self, object: &T) -> Option<String> {
         match &self.key {
             Some(key) => key(object),
@@ -82,13 +127,12 @@ impl<T: Object> EnqueueHandler<T> {
 
     fn enqueue(&self, key: Option<String>, priority: Priority) {
         if let Some(key) = key {
-            self.queue
-                .add_with(Arc::from(key), AddOptions::priority(priority));
+            self.queue.add_key(Arc::from(key), priority);
         }
     }
 }
 
-impl<T: Object + Send + Sync> ResourceEventHandler<T> for EnqueueHandler<T> {
+impl<T: Object + Send + Sync, Q: KeyQueue> ResourceEventHandler<T> for EnqueueHandler<T, Q> {
     fn on_add(&self, object: &Arc<T>, is_in_initial_list: bool) {
         let priority = if is_in_initial_list {
             PRIORITY_LOW
@@ -118,7 +162,7 @@ impl<T: Object + Send + Sync> ResourceEventHandler<T> for EnqueueHandler<T> {
     }
 }
 
-impl<T> fmt::Debug for EnqueueHandler<T> {
+impl<T, Q: fmt::Debug> fmt::Debug for EnqueueHandler<T, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EnqueueHandler")
             .field("queue", &self.queue)
@@ -210,4 +254,68 @@ mod tests {
         )));
         assert_eq!(in_order(&queue).await, ["ns/owner-of-a", "ns/owner-of-b"]);
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_a_fifo_queue_every_notification_enqueues_its_key_in_order() {
+        let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+        let handler = EnqueueHandler::new(queue.clone());
+        handler.on_add(&object("ns", "listed", "1"), true);
+        handler.on_update(&object("ns", "changed", "1"), &object("ns", "changed", "2"));
+        handler.on_delete(DeleteEvent::Tombstone(DeletedFinalStateUnknown::new(
+            "ns/gone".to_owned(),
+            None,
+        )));
+        let mut keys = Vec::new();
+        while !queue.is_empty() {
+            let held = queue.get().await.unwrap();
+            keys.push(held.to_string());
+            held.done();
+        }
+        // No priorities on a FIFO queue: first in, first out.
+        assert_eq!(keys, ["ns/listed", "ns/changed", "ns/gone"]);
+    }
+
+    fn owned_by(kind: &str, owner: &str, controller: bool) -> Arc<DynamicObject> {
+        let mut dependent = DynamicObject::new("web-deploy");
+        dependent.set_namespace("ns".into());
+        dependent.set_owner_references(vec![clientgo_apimachinery::OwnerReference {
+            api_version: "example.com/v1".into(),
+            kind: kind.into(),
+            name: owner.into(),
+            uid: "u".into(),
+            controller: Some(controller),
+            block_owner_deletion: None,
+        }]);
+        Arc::new(dependent)
+    }
+
+    #[test]
+    fn controller_key_is_the_key_of_the_controlling_owner_of_that_kind() {
+        assert_eq!(
+            controller_key(&*owned_by("Foo", "web", true), "Foo").as_deref(),
+            Some("ns/web")
+        );
+        assert_eq!(controller_key(&*owned_by("Bar", "web", true), "Foo"), None);
+        assert_eq!(
+            controller_key(&*owned_by("Foo", "web", false), "Foo"),
+            None,
+            "an owner that is not the controller"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dependent_enqueues_its_controller_even_from_a_tombstone() {
+        let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+        let handler = EnqueueHandler::with_key_fn(queue.clone(), |d: &DynamicObject| {
+            controller_key(d, "Foo")
+        });
+        handler.on_delete(DeleteEvent::Tombstone(DeletedFinalStateUnknown::new(
+            "ns/web-deploy".to_owned(),
+            Some(owned_by("Foo", "web", true)),
+        )));
+        let held = queue.get().await.unwrap();
+        assert_eq!(held.to_string(), "ns/web");
+        held.done();
+    }
+
 }

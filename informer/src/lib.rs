@@ -110,7 +110,7 @@ pub use reflector_store::ReflectorStore;
 
 pub use cache_sync::{CacheSyncError, InformerSynced, NotSyncedReason, wait_for_cache_sync};
 pub use controller::{process_deltas, process_loop};
-pub use enqueue::EnqueueHandler;
+pub use enqueue::{EnqueueHandler, KeyQueue, controller_key};
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
 pub use fifo::{
     DEFAULT_QUEUE_CAPACITY, Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter,
