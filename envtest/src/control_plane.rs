@@ -273,6 +273,9 @@ impl ControlPlane {
     /// or a list from an older resourceVersion then meets `410 Expired` for resources served
     /// without the watch cache (PodTemplates, see [`DEFAULT_APISERVER_ARGS`]), and for the
     /// others once the watch cache no longer holds that version. Blocking.
+    ///
+    /// A watch from resourceVersion N starts at revision N + 1: it meets 410 only if the
+    /// compaction went past N + 1, so write at least twice after N before compacting.
     pub fn compact(&self) -> Result<u64, Error> {
         let etcd = Endpoint::Plain(self.etcd_addr);
         let call = |path: &str, body: serde_json::Value| -> Result<serde_json::Value, Error> {
