@@ -6,9 +6,9 @@
 #[allow(dead_code)] // its `main` is the example's, not the test's
 #[path = "../examples/cm_summary.rs"]
 mod cm_summary;
+mod support;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::Duration;
 
 use clientgo::CancellationToken;
@@ -16,19 +16,9 @@ use clientgo::rest::{Config, DeleteParams, PostParams, ResourceClient, RestClien
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use support::eventually;
 
 const AGENT: &str = "cm-summary-under-test";
-
-/// Checks `condition` every 100 ms for at most 60 s.
-async fn eventually<T, Fut: Future<Output = Option<T>>>(what: &str, f: impl Fn() -> Fut) -> T {
-    for _ in 0..600 {
-        if let Some(value) = f().await {
-            return value;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
 
 fn configmap(name: &str, app: &str) -> ConfigMap {
     ConfigMap {
