@@ -49,8 +49,11 @@ pub async fn run(
     factory.start(&shutdown);
     wait_for_cache_sync(&[&configmaps], Duration::from_secs(60)).await?;
 
-    let lister = configmaps.lister().namespace(namespace);
-    let api = ResourceClient::<ConfigMap>::namespaced(&client, namespace);
+    // The factory's namespace holds for its listers and clients too.
+    let lister = factory
+        .namespaced_lister::<ConfigMap>()
+        .ok_or("a namespaced factory")?;
+    let api = factory.client::<ConfigMap>();
     run_workers(&queue, 1, |_| reconcile(&lister, &api), shutdown).await;
     factory.shutdown().await;
     Ok(())

@@ -208,6 +208,18 @@ async fn namespace_and_label_selector_restrict_every_cache() {
     assert_eq!(keys(&typed), ["default/web-1"]);
     assert_eq!(keys(&dynamic), ["default/web-1"]);
     assert_eq!(keys(&metadata), ["default/web-1"]);
+    // The namespace is said once: the factory's listers and clients are in it.
+    let lister = factory.namespaced_lister::<ConfigMap>().unwrap();
+    assert_eq!(lister.namespace(), "default");
+    assert!(lister.get("web-1").is_some());
+    assert_eq!(factory.client::<ConfigMap>().namespace(), Some("default"));
+    let everywhere = SharedInformerFactory::builder(&client).build();
+    assert!(everywhere.namespaced_lister::<ConfigMap>().is_none());
+    assert_eq!(
+        everywhere.client::<ConfigMap>().namespace(),
+        Some(""),
+        "all namespaces"
+    );
 
     // Watches carry the same restrictions: the objects outside them, created first, never
     // arrive; the one inside, created last, does.

@@ -53,7 +53,7 @@ pub use builder::SharedInformerFactoryBuilder;
 
 use crate::cache_sync::{CacheSyncError, InformerSynced, wait_for_cache_sync};
 use crate::list_watch::ListWatch;
-use crate::lister::Lister;
+use crate::lister::{Lister, NamespaceLister};
 use crate::listwatch::ListerWatcher;
 use crate::shared_informer::{SharedIndexInformer, SharedInformerOptions};
 use crate::store::Indexers;
@@ -236,6 +236,29 @@ impl SharedInformerFactory {
         T: Resource + Object + DeserializeOwned + Send + Sync + 'static,
     {
         self.informer::<T>().lister()
+    }
+
+    /// The lister of [`informer::<T>()`](Self::informer) in the factory's namespace, for a
+    /// factory built for one namespace (`None` for a factory of all namespaces): the namespace
+    /// is said once, to the factory, not again at every read.
+    pub fn namespaced_lister<T>(&self) -> Option<NamespaceLister<T>>
+    where
+        T: Resource + Object + DeserializeOwned + Send + Sync + 'static,
+    {
+        let namespace = self.inner.namespace.as_deref()?;
+        Some(self.lister::<T>().namespace(namespace))
+    }
+
+    /// A client for `T` in the factory's namespace (all namespaces for a factory of all
+    /// namespaces), over the factory's REST client: for the writes of a reconcile.
+    pub fn client<T>(&self) -> ResourceClient<T>
+    where
+        T: Resource,
+    {
+        match &self.inner.namespace {
+            Some(namespace) => ResourceClient::namespaced(&self.inner.client, namespace),
+            None => ResourceClient::all(&self.inner.client),
+        }
     }
 
     /// The informer of `resource`'s objects as [`DynamicObject`]s (client-go's
