@@ -317,5 +317,4 @@ mod tests {
         assert_eq!(held.to_string(), "ns/web");
         held.done();
     }
-
 }
