@@ -23,10 +23,12 @@
 //! | [`signals`] | sample-controller's `signals.SetupSignalHandler` | this crate |
 //! | `testing::sim` | (kube-apiserver, in process; feature `sim`) | `clientgo-apiserver-sim` |
 //! | `testing::envtest` | controller-runtime's `envtest` (feature `envtest`) | `clientgo-envtest` |
+//! | `flightrecorder` | (none: every key's journey as a timeline; feature `flightrecorder`) | `clientgo-flightrecorder` |
 //!
 //! Features: `k8s-openapi` implements the object traits for k8s-openapi's types (without it,
 //! using a `Pod` where a `Resource` is wanted fails to compile, and the error names this
-//! feature); `leaderelection` and `record` (default); `sim` and `envtest` for tests.
+//! feature); `leaderelection` and `record` (default); `sim` and `envtest` for tests;
+//! `flightrecorder` for the recorder of the loop's journey events.
 //!
 //! [`CancellationToken`] is re-exported: informers, work queues and leader election take one.
 
@@ -36,6 +38,8 @@ pub mod signals;
 
 pub use clientgo_apimachinery as apimachinery;
 pub use clientgo_rest as rest;
+#[cfg(feature = "flightrecorder")]
+pub use clientgo_flightrecorder as flightrecorder;
 pub use tokio_util::sync::CancellationToken;
 
 /// client-go's `tools/...` packages.

@@ -1,0 +1,225 @@
+//! A flight recorder of a controller's loop: every key's journey, from the watch event that
+//! put it on the work queue to the reconcile that handled it, as a timeline a person can look
+//! at.
+//!
+//! The library crates emit structured `tracing` events and spans at each stage of the loop,
+//! under targets that end in `::journey`, at `TRACE` level: with no subscriber interested
+//! they cost a relaxed load. A [`Recorder`] is a `tracing` layer for those targets only; it
+//! keeps the newest events in a bounded ring buffer and writes them out on demand as
+//!
+//! * the Chrome Trace Event Format JSON that [Perfetto](https://ui.perfetto.dev) and
+//!   `chrome://tracing` open ([`Snapshot::chrome_trace`]): a track per worker and per key,
+//!   the queue depth as a counter, and flow arrows from each watch event to the reconcile it
+//!   caused;
+//! * one self-contained HTML file ([`Snapshot::html`]; no script, font or network access
+//!   beyond the file): lanes per worker, the queue depth over time, each key's journey on
+//!   hover or click, coalesced events and backoffs marked.
+//!
+//! It also keeps the queues' current state ([`Recorder::queue_view`]: depth, keys in flight
+//! with their worker and age, keys waiting with their ready time and failure count), which
+//! the sample-controller serves at `/debug/queue`.
+//!
+//! ```
+//! use clientgo_flightrecorder::Recorder;
+//! use tracing_subscriber::layer::SubscriberExt;
+//!
+//! let recorder = Recorder::new(100_000);
+//! let subscriber = tracing_subscriber::registry().with(recorder.layer());
+//! tracing::subscriber::with_default(subscriber, || {
+//!     // ... the controller runs; the library crates emit journey events ...
+//!     tracing::trace!(target: "clientgo_workqueue::journey", stage = "add",
+//!         queue = "foos", key = "default/web", outcome = "new", depth = 1u64);
+//! });
+//! let snapshot = recorder.snapshot();
+//! assert_eq!(snapshot.entries.len(), 1);
+//! let json = snapshot.chrome_trace(); // open in ui.perfetto.dev
+//! let html = snapshot.html("my controller"); // open in any browser
+//! # assert!(json.contains("traceEvents") && html.contains("id=\"chart\""));
+//! ```
+//!
+//! Other layers (a `fmt` layer with its `EnvFilter`) keep their own filters: add them with
+//! `.with_filter(...)` rather than as a global filter, or a global `info` level would hide the
+//! journey's `trace` events from the recorder too.
+//!
+//! # The journey vocabulary
+//!
+//! Every journey event and span has a `stage` field; the others depend on it. Keys are
+//! `namespace/name` (or a queue item's text), `rv` a resourceVersion; durations are in
+//! microseconds (`_us`).
+//!
+//! | stage | emitted by | fields |
+//! |---|---|---|
+//! | `watch` | the reflector, per watch event received | `resource`, `type` (`ADDED`, `MODIFIED`, `DELETED`), `key`, `rv` |
+//! | `applied` | the informer, per change applied to its cache and handed to the handlers | `resource`, `type`, `key`, `rv` |
+//! | `handler` (span) | the informer, around each handler call | `resource`, `handler`, `type`, `key`, `rv` |
+//! | `add` | the work queue | `queue`, `key`, `outcome` (`new`, `coalesced`, `deferred`: the key is being processed), `depth` |
+//! | `add_after` | the delaying queue | `queue`, `key`, `delay_us` |
+//! | `backoff` | the rate-limited queue, on a retry or `add_rate_limited` | `queue`, `key`, `delay_us`, `failures` |
+//! | `fired` | the delaying queue's timer | `queue`, `count`, `depth` |
+//! | `get` | the work queue | `queue`, `key`, `depth` |
+//! | `done` | the work queue, when a hold ends | `queue`, `key`, `outcome` (`done`, `forget`, `retry`, `abandoned`) |
+//! | `reconcile` (span) | the worker pool | `queue`, `key`, `worker`, then `outcome` (`ok`, `error`, `panic`) |
+//! | `http` (span) | the REST client, per request | OpenTelemetry's `http.request.method`, `url.path`, `server.address`, `http.response.status_code`, `error.type`; and `k8s.verb`, `k8s.resource`, `k8s.namespace`, `k8s.name`, `retries`, `throttle_wait_us` |
+//! | `leader` | leader election | `lock`, `identity`, `transition` (`acquired`, `lost`, `released`, `observed`), `holder` |
+//!
+//! The wait of a key (from its first add to its get) is computed from the events; the queue
+//! keeps no add times of its own.
+//!
+//! Nothing in the vocabulary carries an object's content, a token or a query string: keys,
+//! resourceVersions, paths and status codes only.
+
+#![deny(missing_docs)]
+
+mod chrome;
+mod html;
+mod layer;
+mod live;
+mod record;
+mod timeline;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tracing::Subscriber;
+use tracing_subscriber::filter::Filtered;
+use tracing_subscriber::layer::Layer;
+use tracing_subscriber::registry::LookupSpan;
+
+pub use layer::{JourneyFilter, RecorderLayer};
+pub use live::{InFlight, QueueState, QueueView, Waiting};
+pub use record::{Entry, Fields, Value};
+pub use timeline::{Flow, Journey, Step, StepKind, Timeline, WorkerLane};
+
+/// The default capacity: entries kept in the ring buffer.
+pub const DEFAULT_CAPACITY: usize = 200_000;
+
+/// The flight recorder. Cloning gives another handle to the same buffer.
+#[derive(Clone)]
+pub struct Recorder {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder").finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Shared {
+    origin: tokio::time::Instant,
+    seq: AtomicU64,
+    state: Mutex<(record::Ring, live::Live)>,
+}
+
+impl Shared {
+    pub(crate) fn next_id(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn now(&self) -> Duration {
+        tokio::time::Instant::now().saturating_duration_since(self.origin)
+    }
+
+    pub(crate) fn record(&self, entry: Entry) {
+        let mut state = self.state.lock();
+        if entry.duration.is_none() {
+            state.1.event(&entry);
+        }
+        state.0.push(entry);
+    }
+
+    pub(crate) fn span_opened(&self, stage: &str, fields: &Fields, _at: Duration) {
+        self.state.lock().1.span_opened(stage, fields);
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new(DEFAULT_CAPACITY)
+    }
+}
+
+impl Recorder {
+    /// A recorder keeping the newest `capacity` entries (at least one).
+    pub fn new(capacity: usize) -> Self {
+        Recorder {
+            shared: Arc::new(Shared {
+                origin: tokio::time::Instant::now(),
+                seq: AtomicU64::new(0),
+                state: Mutex::new((record::Ring::new(capacity), live::Live::default())),
+            }),
+        }
+    }
+
+    /// The layer to add to a `tracing_subscriber::registry()`: journey callsites only.
+    pub fn layer<S>(&self) -> Filtered<RecorderLayer, JourneyFilter, S>
+    where
+        S: Subscriber + for<'l> LookupSpan<'l>,
+    {
+        RecorderLayer {
+            shared: self.shared.clone(),
+        }
+        .with_filter(JourneyFilter)
+    }
+
+    /// Everything in the buffer.
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_since(Duration::ZERO)
+    }
+
+    /// What started in the last `window`.
+    pub fn snapshot_last(&self, window: Duration) -> Snapshot {
+        self.snapshot_since(self.shared.now().saturating_sub(window))
+    }
+
+    fn snapshot_since(&self, since: Duration) -> Snapshot {
+        let now = self.shared.now();
+        let (entries, dropped) = self.shared.state.lock().0.copy_since(since);
+        Snapshot {
+            entries,
+            dropped,
+            now,
+        }
+    }
+
+    /// The queues as of now.
+    pub fn queue_view(&self) -> QueueView {
+        let now = self.shared.now();
+        self.shared.state.lock().1.view(now)
+    }
+
+    /// Empties the buffer (the queue view stays).
+    pub fn clear(&self) {
+        self.shared.state.lock().0.clear();
+    }
+}
+
+/// A copy of the buffer, ready to be written out.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The entries, in the order they started.
+    pub entries: Vec<Entry>,
+    /// Entries the ring dropped (oldest first) before this copy.
+    pub dropped: u64,
+    /// When the copy was taken, on the recorder's clock.
+    pub now: Duration,
+}
+
+impl Snapshot {
+    /// The journeys, worker lanes and depth series the two views draw.
+    pub fn timeline(&self) -> Timeline {
+        Timeline::build(&self.entries, self.now)
+    }
+
+    /// The Chrome Trace Event Format JSON (Perfetto, `chrome://tracing`).
+    pub fn chrome_trace(&self) -> String {
+        chrome::write(&self.timeline())
+    }
+
+    /// One self-contained HTML page drawing the timeline.
+    pub fn html(&self, title: &str) -> String {
+        html::write(&self.timeline(), title, self.dropped)
+    }
+}
