@@ -23,6 +23,7 @@
 
 pub mod config;
 pub mod crd;
+pub mod defaults;
 pub mod errors;
 pub mod faults;
 pub mod gc;

@@ -80,8 +80,10 @@ pub fn decode_object(body: &[u8]) -> ApiResult<Map<String, Value>> {
     }
 }
 
-/// Checks (and fills in when absent) `apiVersion` and `kind`, and decodes `metadata`
-/// through `ObjectMeta` to reject mistyped fields.
+/// Checks (and fills in when absent) `apiVersion` and `kind`, decodes `metadata` through
+/// `ObjectMeta` to reject mistyped fields, then applies the built-in defaults
+/// ([`crate::defaults::on_decode`]), as kube-apiserver's decoder defaults every body it
+/// decodes for a write.
 pub fn check_type_and_meta(info: &ResourceInfo, obj: &mut Map<String, Value>) -> ApiResult<()> {
     let expected_version = info.api_version();
     match obj.get("apiVersion") {
@@ -140,6 +142,7 @@ pub fn check_type_and_meta(info: &ResourceInfo, obj: &mut Map<String, Value>) ->
             return Err(errors::invalid(&info.group, &info.kind, name, &errs));
         }
     }
+    crate::defaults::on_decode(info, obj);
     Ok(())
 }
 

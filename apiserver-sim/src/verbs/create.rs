@@ -108,6 +108,7 @@ pub fn create(
             return Err(errors::invalid(&info.group, &info.kind, &candidate, &errs));
         }
         meta_mut(&mut obj).insert("name".into(), Value::String(candidate.clone()));
+        crate::defaults::on_create(info, &mut obj);
         match state.store.create(
             &info.keyspace(),
             Value::Object(obj.clone()),

@@ -3,6 +3,7 @@
 mod support;
 
 mod crud;
+mod defaults;
 mod discovery;
 mod faults;
 mod gc;

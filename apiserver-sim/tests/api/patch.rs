@@ -126,9 +126,12 @@ async fn strategic_merge_uses_list_merge_keys() {
     );
     // The same patch as a JSON merge patch replaces the list.
     let r = c.patch(&format!("{deps}/web"), MERGE, json!({"spec": {"template": {"spec": {"containers": [{"name": "only", "image": "o"}]}}}})).await;
+    // (then defaulted again, as by kube-apiserver 1.36.2)
     assert_eq!(
         r.body["spec"]["template"]["spec"]["containers"],
-        json!([{"name": "only", "image": "o"}])
+        json!([{"name": "only", "image": "o", "imagePullPolicy": "Always", "resources": {},
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File"}])
     );
     // status subresource patches
     let r = c
@@ -140,7 +143,10 @@ async fn strategic_merge_uses_list_merge_keys() {
         .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body["status"]["replicas"], 4);
-    assert!(r.body["spec"].get("replicas").is_none());
+    assert_eq!(
+        r.body["spec"]["replicas"], 1,
+        "the defaulted replicas, not the patch's"
+    );
 }
 
 #[tokio::test]
