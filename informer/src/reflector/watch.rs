@@ -31,6 +31,7 @@ use super::status::{FailureKind, ReflectorOperation};
 use super::{Reflector, VERY_SHORT_WATCH, non_empty};
 use crate::listwatch::{ListWatchError, ListerWatcher, WatchOptions};
 use crate::metrics::RelistReason;
+use crate::shared_informer::journey;
 
 /// How one watch stream ended.
 #[derive(Debug)]
@@ -302,15 +303,18 @@ where
             rv.clear();
             match event {
                 WatchEvent::Added(object) => {
+                    journey::watch_event("ADDED", &object);
                     rv.push_str(object.resource_version());
                     self.store.add(object);
                 }
                 WatchEvent::Modified(object) => {
+                    journey::watch_event("MODIFIED", &object);
                     hold_back = false;
                     rv.push_str(object.resource_version());
                     self.store.update(object);
                 }
                 WatchEvent::Deleted(object) => {
+                    journey::watch_event("DELETED", &object);
                     hold_back = false;
                     rv.push_str(object.resource_version());
                     self.store.delete(object);

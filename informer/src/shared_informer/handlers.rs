@@ -5,6 +5,7 @@
 //! Where it differs from client-go: [`HandlerOptions`] names the handler for metrics
 //! (`informer_handler_buffer_length{handler}`) instead of carrying a logger.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::Object;
@@ -85,7 +86,10 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
             }
         }
         let period = determine_resync_period(requested, state.resync_check_period);
-        let handler = Box::new(handler);
+        let handler = Box::new(super::journey::Traced {
+            inner: handler,
+            name: options.name.as_deref().map(Arc::from),
+        });
         let upstream = inner.synced.clone();
         if !state.started {
             return Ok(inner.processor.add_listener(

@@ -52,6 +52,7 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
 mod handlers;
+pub(crate) mod journey;
 mod run;
 mod wiring;
 

@@ -119,6 +119,7 @@ pub(super) struct Distributor<'a, T> {
 
 impl<T: Object + Send + Sync + 'static> ResourceEventHandler<T> for Distributor<'_, T> {
     fn on_add(&self, object: &Arc<T>, is_in_initial_list: bool) {
+        super::journey::applied("add", &**object);
         let notification = Notification::Add {
             object: object.clone(),
             initial: is_in_initial_list,
@@ -130,6 +131,7 @@ impl<T: Object + Send + Sync + 'static> ResourceEventHandler<T> for Distributor<
         // Same resourceVersion: a resync (or an unchanged relisted object), only for the
         // handlers whose resync is due.
         let is_sync = !self.initial && old.resource_version() == new.resource_version();
+        super::journey::applied("update", &**new);
         let notification = Notification::Update {
             old: old.clone(),
             new: new.clone(),
@@ -138,6 +140,9 @@ impl<T: Object + Send + Sync + 'static> ResourceEventHandler<T> for Distributor<
     }
 
     fn on_delete(&self, event: DeleteEvent<T>) {
+        if let Some(object) = event.object() {
+            super::journey::applied("delete", &**object);
+        }
         self.processor
             .distribute(Notification::Delete(event), false);
     }
