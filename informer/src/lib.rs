@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | one informer per resource, shared by the program | `informers.SharedInformerFactory` | [`SharedInformerFactory`]: typed, dynamic and metadata-only informers |
 //! | the informer and its cache | `SharedIndexInformer`, `Indexer` | [`SharedIndexInformer`], [`Indexer`], custom indexes with [`Indexers`] |
-//! | reading the cache | the generated listers | [`Lister`], [`NamespaceLister`] |
+//! | reading the cache | the generated listers | [`Lister`], [`NamespaceLister`]; [`TypedLister`]: typed objects over a lean `Compact<K>` cache |
 //! | being told of changes | `ResourceEventHandlerFuncs` | [`ResourceEventHandlerFuncs`]; [`EnqueueHandler`] puts keys on a work queue |
 //! | waiting for the first list | `cache.WaitForCacheSync` | [`wait_for_cache_sync`], with a timeout and the reason a cache is not synced |
 //! | list and watch | `Reflector`, `ListWatch`, `RealFIFO` | [`Reflector`], [`ListWatch`], [`RealFIFO`], [`DeltaFIFO`] |
@@ -95,6 +95,7 @@ mod processor;
 mod shared_informer;
 mod store;
 mod transform;
+mod typed_lister;
 
 pub use list_watch::ListWatch;
 pub use listwatch::{
@@ -134,3 +135,6 @@ pub use store::{
     WaitForResourceVersionError, label_index_func, meta_namespace_index_func,
 };
 pub use transform::{TransformFunc, strip_managed_fields};
+pub use typed_lister::{
+    DEFAULT_VIEW_CAPACITY, TypedLister, TypedNamespaceLister, ViewError,
+};
