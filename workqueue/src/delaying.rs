@@ -35,6 +35,7 @@ use tokio::time::Instant;
 
 use crate::line::{PRIORITY_NORMAL, Priority};
 use crate::metrics::{CounterMetric, resolve_provider};
+use crate::queue::journey;
 use crate::queue::{Backoff, Drain, Order, Queue, QueueConfig, QueueItem};
 use crate::state::Fired;
 
@@ -138,7 +139,21 @@ impl<T: QueueItem> DelayingQueue<T> {
     ///
     /// Ignored after shut down. If the item is already waiting, the earlier ready time wins.
     pub fn add_after(&self, item: T, delay: Duration) {
+        self.trace_add_after(&item, delay);
         self.inner.add_after(item, delay, PRIORITY_NORMAL);
+    }
+
+    /// The journey event of an `add_after`.
+    pub(crate) fn trace_add_after(&self, item: &T, delay: Duration) {
+        if journey::enabled() {
+            let queue = &self.inner.queue;
+            journey::add_after(queue.name(), item, queue.hash(item), delay);
+        }
+    }
+
+    /// The journey event of a rate-limited add: the delay `limiter` chose.
+    pub(crate) fn trace_backoff(&self, item: &T, delay: Duration, limiter: &dyn RateLimiter<T>) {
+        self.inner.trace_backoff(item, delay, limiter);
     }
 
     /// [`add_after`](DelayingQueue::add_after) with a priority (used by a priority queue).
@@ -206,12 +221,24 @@ impl<T: QueueItem> Backoff<T> for LimiterBackoff<T> {
         let Some(inner) = self.queue.upgrade() else {
             return false;
         };
-        inner.add_after(item.clone(), self.limiter.when(item), priority);
+        let delay = self.limiter.when(item);
+        inner.trace_backoff(item, delay, &*self.limiter);
+        inner.add_after(item.clone(), delay, priority);
         true
     }
 
     fn forget(&self, item: &T) {
         self.limiter.forget(item);
+    }
+}
+
+impl<T: QueueItem> Inner<T> {
+    fn trace_backoff(&self, item: &T, delay: Duration, limiter: &dyn RateLimiter<T>) {
+        if journey::enabled() {
+            let queue = &self.queue;
+            let failures = limiter.num_requeues(item);
+            journey::backoff(queue.name(), item, queue.hash(item), delay, failures);
+        }
     }
 }
 

@@ -189,6 +189,9 @@ impl<T: QueueItem> PriorityQueue<T> {
         if options.rate_limited && !self.queue.shutting_down() {
             let backoff = self.limiter.when(&item);
             after = Some(after.map_or(backoff, |after| after.min(backoff)));
+            self.queue.trace_backoff(&item, backoff, &*self.limiter);
+        } else if let Some(delay) = after {
+            self.queue.trace_add_after(&item, delay);
         }
         match after {
             Some(delay) => self.queue.add_after_with(item, delay, options.priority),

@@ -54,6 +54,8 @@ use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
 use crate::state::{Fired, ItemHasher, State, TakenDelayed, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
 
+pub(crate) mod journey;
+
 /// The bounds every queue item satisfies: a cheap-to-clone key such as `Arc<str>`.
 pub trait QueueItem: Hash + Eq + Clone + Send + 'static {}
 impl<T: Hash + Eq + Clone + Send + 'static> QueueItem for T {}
@@ -131,6 +133,8 @@ pub struct Queue<T> {
 
 struct Shared<T> {
     state: Mutex<State<T>>,
+    /// The queue's name, for its journey events.
+    name: Box<str>,
     hasher: ItemHasher,
     /// `state.shutting_down`, readable without the lock (set under it, never cleared).
     closed: AtomicBool,
@@ -207,6 +211,7 @@ impl<T: QueueItem> Queue<T> {
         let queue = Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::new(metrics, line)),
+                name: config.name.as_str().into(),
                 closed: AtomicBool::new(false),
                 hasher,
                 backoff,
@@ -262,19 +267,35 @@ impl<T: QueueItem> Queue<T> {
     /// [`add`](Queue::add) with a priority, which only a priority queue's line uses.
     pub(crate) fn add_with(&self, item: T, priority: Priority) {
         let hash = self.hash(&item);
-        let wakeup = {
+        let (wakeup, traced) = {
             let mut state = self.shared.state.lock();
             if state.shutting_down {
                 return;
             }
-            state.add_with(&self.shared.hasher, hash, item, priority)
+            if journey::enabled() {
+                let outcome = state.add_outcome(hash, &item);
+                let copy = item.clone();
+                let wakeup = state.add_with(&self.shared.hasher, hash, item, priority);
+                (wakeup, Some((copy, outcome, state.waiting_len())))
+            } else {
+                let wakeup = state.add_with(&self.shared.hasher, hash, item, priority);
+                (wakeup, None)
+            }
         };
         if let Some(waker) = wakeup {
             waker.wake();
         }
+        if let Some((item, outcome, depth)) = traced {
+            journey::add(&self.shared.name, &item, hash, outcome, depth);
+        }
     }
 
-    fn hash(&self, item: &T) -> u64 {
+    /// The queue's name (empty for an unnamed queue).
+    pub(crate) fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    pub(crate) fn hash(&self, item: &T) -> u64 {
         self.shared.hasher.hash_one(item)
     }
 
@@ -295,7 +316,12 @@ impl<T: QueueItem> Queue<T> {
     /// Adds the delayed items due at `now`, at most `limit` of them in one critical section.
     pub(crate) fn fire_due(&self, now: u64, limit: usize) -> Fired {
         let mut wakeups = Wakeups::new();
-        let fired = self.shared.state.lock().fire_due(now, limit, &mut wakeups);
+        let trace = journey::enabled().then_some(&*self.shared.name);
+        let fired = self
+            .shared
+            .state
+            .lock()
+            .fire_due(now, limit, &mut wakeups, trace);
         wake_all(wakeups);
         fired
     }
@@ -472,6 +498,11 @@ impl<'q, T: QueueItem> Future for Get<'q, T> {
             if let Some(id) = self.waiter.take() {
                 state.getters.remove(id);
             }
+            if journey::enabled() {
+                let depth = state.waiting_len();
+                drop(state);
+                journey::get(&queue.shared.name, &item, hash, depth);
+            }
             return Poll::Ready(Some(Processing {
                 queue,
                 hash,
@@ -593,6 +624,7 @@ impl<T: QueueItem> Processing<'_, T> {
     pub fn done(mut self) {
         let item = self.take();
         self.queue.done_hashed(self.hash, &item);
+        journey::done(&self.queue.shared.name, &item, self.hash, "done");
     }
 
     /// Ends the hold after a success: drops the item's failure history in the queue's rate
@@ -603,6 +635,7 @@ impl<T: QueueItem> Processing<'_, T> {
             backoff.forget(&item);
         }
         self.queue.done_hashed(self.hash, &item);
+        journey::done(&self.queue.shared.name, &item, self.hash, "forget");
     }
 
     /// Ends the hold after a failure: the item is added again after the backoff its rate
@@ -611,6 +644,7 @@ impl<T: QueueItem> Processing<'_, T> {
     pub fn retry(mut self) {
         let item = self.take();
         self.queue.retry_hashed(self.hash, &item, self.priority);
+        journey::done(&self.queue.shared.name, &item, self.hash, "retry");
     }
 }
 
@@ -635,6 +669,7 @@ impl<T: QueueItem> Drop for Processing<'_, T> {
             abandoned();
         }
         self.queue.retry_hashed(self.hash, &item, self.priority);
+        journey::done(&self.queue.shared.name, &item, self.hash, "abandoned");
     }
 }
 

@@ -111,7 +111,9 @@ impl<T: QueueItem> RateLimitingQueue<T> {
     /// Adds `item` after the delay the rate limiter gives it (which records a failure).
     pub fn add_rate_limited(&self, item: T) {
         let delay = self.limiter.when(&item);
-        self.queue.add_after(item, delay);
+        self.queue.trace_backoff(&item, delay, &*self.limiter);
+        self.queue
+            .add_after_with(item, delay, crate::line::PRIORITY_NORMAL);
     }
 
     /// Drops the failure history of `item`. It does not mark the item done.

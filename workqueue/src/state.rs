@@ -248,6 +248,20 @@ impl<T: QueueItem> State<T> {
     }
 
     /// How many items wait in line.
+    /// What an add of `item` would be, for its journey event: `new`, `coalesced` (already
+    /// in line) or `deferred` (being processed: back in line when done).
+    pub(crate) fn add_outcome(&self, hash: u64, item: &T) -> &'static str {
+        match self
+            .table
+            .find(hash, |slot| slot.item == *item)
+            .map(Slot::mark)
+        {
+            None | Some(Mark::Idle) => "new",
+            Some(Mark::Waiting | Mark::ProcessingDirty) => "coalesced",
+            Some(Mark::Processing) => "deferred",
+        }
+    }
+
     pub(crate) fn waiting_len(&self) -> usize {
         self.line.len()
     }
@@ -392,7 +406,15 @@ impl<T: QueueItem> State<T> {
     }
 
     /// Adds every item whose ready time is at or before `now`, at most `limit` of them.
-    pub(crate) fn fire_due(&mut self, now: u64, limit: usize, wakeups: &mut Wakeups) -> Fired {
+    /// `trace`: the queue's name when its journey events are wanted (an `add` with outcome
+    /// `delayed` per item that came due).
+    pub(crate) fn fire_due(
+        &mut self,
+        now: u64,
+        limit: usize,
+        wakeups: &mut Wakeups,
+        trace: Option<&str>,
+    ) -> Fired {
         let mut fired = 0;
         loop {
             let Some(Reverse(head)) = self.heap.peek() else {
@@ -420,6 +442,14 @@ impl<T: QueueItem> State<T> {
             self.delayed -= 1;
             fired += 1;
             let priority = self.line.take_delayed(due.hash, &due.item, true);
+            let traced = trace.map(|queue| {
+                let outcome = match slot.mark() {
+                    Mark::Idle => "delayed",
+                    Mark::Processing => "deferred",
+                    Mark::Waiting | Mark::ProcessingDirty => "coalesced",
+                };
+                (queue, due.item.clone(), outcome)
+            });
             wakeups.extend(make_dirty(
                 slot,
                 due.hash,
@@ -429,6 +459,9 @@ impl<T: QueueItem> State<T> {
                 &mut self.getters,
                 &mut self.metrics,
             ));
+            if let Some((queue, item, outcome)) = traced {
+                crate::queue::journey::add(queue, &item, due.hash, outcome, self.line.len());
+            }
         }
     }
 
@@ -514,8 +547,11 @@ mod tests {
             !state.add_after(&hasher, hash, "k", 20),
             "the earlier time stays"
         );
-        assert_eq!(state.fire_due(5, 100, &mut wakeups), Fired::NextAt(10));
-        assert_eq!(state.fire_due(10, 100, &mut wakeups), Fired::Empty);
+        assert_eq!(
+            state.fire_due(5, 100, &mut wakeups, None),
+            Fired::NextAt(10)
+        );
+        assert_eq!(state.fire_due(10, 100, &mut wakeups, None), Fired::Empty);
         assert!(state.line.is_empty(), "still processing: marked dirty only");
         state.done(hash, &"k", &mut wakeups);
         assert_eq!(state.line.len(), 1);
@@ -531,9 +567,12 @@ mod tests {
         state.add_after(&hasher, hash, "k", 10);
         state.add_after(&hasher, hash, "k", 5);
         assert_eq!(state.table.len(), 1);
-        assert_eq!(state.fire_due(5, 100, &mut wakeups), Fired::NextAt(10));
         assert_eq!(
-            state.fire_due(10, 100, &mut wakeups),
+            state.fire_due(5, 100, &mut wakeups, None),
+            Fired::NextAt(10)
+        );
+        assert_eq!(
+            state.fire_due(10, 100, &mut wakeups, None),
             Fired::Empty,
             "stale entry"
         );
@@ -567,7 +606,7 @@ mod tests {
         assert!(state.heap.capacity() <= 4 * (2 * KEYS as usize + COMPACT_SLACK));
         // Each key fires once, at its latest (earliest) time, in time order.
         assert_eq!(
-            state.fire_due(10_000_000, usize::MAX, &mut wakeups),
+            state.fire_due(10_000_000, usize::MAX, &mut wakeups, None),
             Fired::Empty
         );
         let fired = in_line(&state);
@@ -587,7 +626,7 @@ mod tests {
         for round in 0..5_000u64 {
             add_at(&mut state, &hasher, 0, 1_000_000);
             add_at(&mut state, &hasher, 0, round);
-            state.fire_due(round, usize::MAX, &mut wakeups);
+            state.fire_due(round, usize::MAX, &mut wakeups, None);
             let (hash, key, _) = state.take_next().expect("key 0 fired");
             state.done(hash, &key, &mut wakeups);
         }
@@ -595,7 +634,7 @@ mod tests {
         assert_eq!(state.delayed_len(), 1);
         assert!(state.heap.len() <= 2 + COMPACT_SLACK);
         assert_eq!(
-            state.fire_due(1_000_000, usize::MAX, &mut wakeups),
+            state.fire_due(1_000_000, usize::MAX, &mut wakeups, None),
             Fired::Empty
         );
         assert_eq!(state.line.len(), 1, "fired once");
@@ -640,8 +679,8 @@ mod tests {
         for i in 0..5 {
             state.add_after(&hasher, hasher.hash_one(i), i, u64::from(i));
         }
-        assert_eq!(state.fire_due(10, 3, &mut wakeups), Fired::More);
-        assert_eq!(state.fire_due(10, 3, &mut wakeups), Fired::Empty);
+        assert_eq!(state.fire_due(10, 3, &mut wakeups, None), Fired::More);
+        assert_eq!(state.fire_due(10, 3, &mut wakeups, None), Fired::Empty);
         let order = in_line(&state);
         assert_eq!(order, [0, 1, 2, 3, 4]);
     }
