@@ -112,7 +112,7 @@ pub use prometheus::PrometheusMetricsProvider;
 pub use queue::{Drain, Get, Processing, Queue, QueueConfig, QueueItem};
 pub use rate_limiting::RateLimitingQueue;
 #[cfg(not(clientgo_loom))]
-pub use workers::{DEFAULT_DRAIN_TIMEOUT, WorkerPool, run_workers};
+pub use workers::{DEFAULT_DRAIN_TIMEOUT, WorkerPool, WorkerStats, run_workers};
 
 #[doc(no_inline)]
 pub use clientgo_ratelimit::RateLimiter;

@@ -13,6 +13,15 @@
 //!   finish, and then their futures are dropped, so no write is sent after `run` returns.
 //! * The outcome of each key goes through the work queue's guard ([`Processing`]), the only
 //!   way to end a hold.
+//! * Counters ([`WorkerStats`]): succeeded, failed, panicked, cancelled, and the reconciles
+//!   running now; client-go leaves these to each controller, controller-runtime has them as
+//!   `controller_runtime_reconcile_*`.
+//!
+//! The workers are futures polled by the task that awaits [`WorkerPool::run`], not tasks of
+//! their own, on purpose: dropping `run`'s future drops every reconcile in flight, so none
+//! sends another write after it (a controller that lost its lease relies on that fence), and
+//! the queue is shut down first, so their held keys end as done rather than being re-queued.
+//! Reconciles wait on the network, not the CPU, so one task serves them.
 
 use std::any::Any;
 use std::fmt::Display;
@@ -22,6 +31,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
 use crate::queue::{Processing, Queue, QueueItem};
@@ -29,11 +41,65 @@ use crate::queue::{Processing, Queue, QueueItem};
 /// How long reconciles in hand may run on after cancel, by default.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What a [`WorkerPool`]'s workers did. Clones share their counts, so a controller can keep
+/// one and hand clones to the pool.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerStats {
+    /// Reconciles that succeeded (their keys were forgotten).
+    pub succeeded: Counter,
+    /// Reconciles that failed or panicked (their keys retried after backoff).
+    pub failed: Counter,
+    /// Reconciles that panicked (also counted in `failed`).
+    pub panicked: Counter,
+    /// Reconciles dropped unfinished: a drain that ran out of time, or `run`'s future dropped.
+    pub cancelled: Counter,
+    /// Reconciles running now.
+    pub active: Gauge,
+}
+
+impl WorkerStats {
+    /// Registers the counters as `reconciles_succeeded`, `reconciles_failed`,
+    /// `reconcile_panics`, `reconciles_cancelled` and the gauge `active_reconciles`; give a
+    /// registry with the controller's prefix (`Registry::sub_registry_with_prefix`).
+    pub fn register(&self, registry: &mut Registry) {
+        for (name, help, counter) in [
+            (
+                "reconciles_succeeded",
+                "Reconciles that succeeded",
+                &self.succeeded,
+            ),
+            (
+                "reconciles_failed",
+                "Reconciles that failed and were retried with backoff",
+                &self.failed,
+            ),
+            (
+                "reconcile_panics",
+                "Reconciles that panicked (also counted as failed)",
+                &self.panicked,
+            ),
+            (
+                "reconciles_cancelled",
+                "Reconciles cancelled in flight (a drain that ran out of time, or the workers dropped)",
+                &self.cancelled,
+            ),
+        ] {
+            registry.register(name, help, counter.clone());
+        }
+        registry.register(
+            "active_reconciles",
+            "Reconciles running now",
+            self.active.clone(),
+        );
+    }
+}
+
 /// A pool of workers over one queue. See the module documentation.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct WorkerPool {
     workers: usize,
     drain_timeout: Duration,
+    stats: WorkerStats,
 }
 
 impl WorkerPool {
@@ -42,7 +108,14 @@ impl WorkerPool {
         WorkerPool {
             workers: workers.max(1),
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            stats: WorkerStats::default(),
         }
+    }
+
+    /// Counts into `stats` (a clone of the controller's own) instead of private counters.
+    pub fn stats(mut self, stats: WorkerStats) -> Self {
+        self.stats = stats;
+        self
     }
 
     /// How long reconciles in hand may run on after cancel before they are dropped.
@@ -53,7 +126,8 @@ impl WorkerPool {
 
     /// Runs the workers until `cancel`, then shuts `queue` down, drains (bounded) and returns.
     /// Each key is handed to `reconcile`: `Ok` forgets its failures, `Err` or a panic
-    /// retries it after its backoff (on a rate-limited queue; at once on a plain one).
+    /// retries it after its backoff (on a rate-limited queue; at once on a plain one). The
+    /// queue is shut down when this returns or its future is dropped.
     pub async fn run<T, F, Fut, E>(self, queue: &Queue<T>, reconcile: F, cancel: CancellationToken)
     where
         T: QueueItem + Display,
@@ -62,9 +136,13 @@ impl WorkerPool {
         E: Display,
     {
         let reconcile = &reconcile;
+        let stats = &self.stats;
         let mut pool: Vec<_> = (0..self.workers)
-            .map(|_| Box::pin(worker(queue, reconcile)))
+            .map(|_| Box::pin(worker(queue, reconcile, stats)))
             .collect();
+        // Declared after the pool, so dropped before it: a dropped `run` shuts the queue down
+        // before the held keys are released, and they end as done instead of re-queued.
+        let _shut_down = ShutDownOnDrop(queue);
         let mut all = std::pin::pin!(JoinAll(&mut pool));
         let mut cancelled = std::pin::pin!(cancel.cancelled());
         let queue_shut_down = std::future::poll_fn(|cx| {
@@ -106,7 +184,7 @@ pub async fn run_workers<T, F, Fut, E>(
 
 /// One worker: takes keys until the queue is shut down and empty; once shutting down it
 /// starts nothing new.
-async fn worker<T, F, Fut, E>(queue: &Queue<T>, reconcile: &F)
+async fn worker<T, F, Fut, E>(queue: &Queue<T>, reconcile: &F, stats: &WorkerStats)
 where
     T: QueueItem + Display,
     F: Fn(T) -> Fut,
@@ -119,24 +197,35 @@ where
             continue;
         }
         let key = held.item().clone();
+        let active = Active::new(stats);
         let outcome = CatchUnwind(Box::pin(reconcile(key))).await;
-        settle(held, outcome);
+        active.finished();
+        settle(held, outcome, stats);
     }
 }
 
 /// Ends the hold according to the reconcile's outcome.
-fn settle<T, E>(held: Processing<'_, T>, outcome: Result<Result<(), E>, Box<dyn Any + Send>>)
-where
+fn settle<T, E>(
+    held: Processing<'_, T>,
+    outcome: Result<Result<(), E>, Box<dyn Any + Send>>,
+    stats: &WorkerStats,
+) where
     T: QueueItem + Display,
     E: Display,
 {
     match outcome {
-        Ok(Ok(())) => held.forget(),
+        Ok(Ok(())) => {
+            stats.succeeded.inc();
+            held.forget();
+        }
         Ok(Err(error)) => {
+            stats.failed.inc();
             tracing::warn!(key = %held.item(), %error, "reconcile failed; retrying after backoff");
             held.retry();
         }
         Err(panic) => {
+            stats.failed.inc();
+            stats.panicked.inc();
             tracing::error!(
                 key = %held.item(),
                 panic = panic_message(panic.as_ref()),
@@ -154,6 +243,44 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(not a string)")
+}
+
+/// A reconcile in flight: counted in `active`, and in `cancelled` if dropped unfinished.
+struct Active<'a> {
+    stats: &'a WorkerStats,
+    finished: bool,
+}
+
+impl<'a> Active<'a> {
+    fn new(stats: &'a WorkerStats) -> Self {
+        stats.active.inc();
+        Active {
+            stats,
+            finished: false,
+        }
+    }
+
+    fn finished(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.stats.active.dec();
+        if !self.finished {
+            self.stats.cancelled.inc();
+        }
+    }
+}
+
+/// Shuts the queue down when dropped.
+struct ShutDownOnDrop<'a, T: QueueItem>(&'a Queue<T>);
+
+impl<T: QueueItem> Drop for ShutDownOnDrop<'_, T> {
+    fn drop(&mut self) {
+        self.0.shut_down();
+    }
 }
 
 /// Polls a future, turning a panic in any poll into `Err` with the payload.

@@ -1,20 +1,28 @@
 //! The worker pool: success forgets, errors and panics retry after the backoff, the other keys
 //! keep flowing, and cancel drains within its bound with nothing new started. Paused clock.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
-use clientgo_workqueue::{RateLimitingQueue, WorkerPool, run_workers};
+use clientgo_workqueue::{RateLimitingQueue, WorkerPool, WorkerStats, run_workers};
 use parking_lot::Mutex;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 type Log = Arc<Mutex<Vec<String>>>;
 
-fn queue() -> RateLimitingQueue<Arc<str>> {
+/// A rate-limited queue (5 ms doubling to 10 s) holding `keys`.
+fn queue_of(keys: &[&str]) -> RateLimitingQueue<Arc<str>> {
     let limiter =
         ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(10));
-    RateLimitingQueue::new(Arc::new(limiter))
+    let queue = RateLimitingQueue::new(Arc::new(limiter));
+    for key in keys {
+        queue.add(Arc::from(*key));
+    }
+    queue
 }
 
 /// Waits (on the paused clock, at most 60 s of it) until `log` holds `n` entries.
@@ -28,17 +36,48 @@ async fn wait_for(log: &Log, n: usize) {
     panic!("only {:?} after 60 s, wanted {n} entries", log.lock());
 }
 
+/// Runs `pool` over `queue` in a task of its own.
+fn spawn_pool<F, Fut>(
+    pool: WorkerPool,
+    queue: &RateLimitingQueue<Arc<str>>,
+    reconcile: F,
+    cancel: CancellationToken,
+) -> JoinHandle<()>
+where
+    F: Fn(Arc<str>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let queue = queue.clone();
+    tokio::spawn(async move { pool.run(&queue, reconcile, cancel).await })
+}
+
+/// A reconcile's future.
+type Work = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+
+/// A reconcile that logs each key in `started`, works 2 s (3600 s for "stuck"), then logs it
+/// in `finished`.
+fn timed_work(started: &Log, finished: &Log) -> impl Fn(Arc<str>) -> Work + Send + Sync + 'static {
+    let (started, finished) = (started.clone(), finished.clone());
+    move |key: Arc<str>| {
+        let (started, finished) = (started.clone(), finished.clone());
+        Box::pin(async move {
+            started.lock().push(key.to_string());
+            let work = if &*key == "stuck" { 3600 } else { 2 };
+            tokio::time::sleep(Duration::from_secs(work)).await;
+            finished.lock().push(key.to_string());
+            Ok(())
+        })
+    }
+}
+
 fn count(log: &Log, key: &str) -> usize {
     log.lock().iter().filter(|k| *k == key).count()
 }
 
 #[tokio::test(start_paused = true)]
 async fn success_forgets_and_an_error_retries_after_the_backoff() {
-    let queue = queue();
+    let queue = queue_of(&["a", "b", "flaky"]);
     let log: Log = Arc::default();
-    for key in ["a", "b", "flaky"] {
-        queue.add(Arc::from(key));
-    }
     let cancel = CancellationToken::new();
     let run = {
         let (queue, log, cancel) = (queue.clone(), log.clone(), cancel.clone());
@@ -76,11 +115,8 @@ async fn success_forgets_and_an_error_retries_after_the_backoff() {
 
 #[tokio::test(start_paused = true)]
 async fn a_panicking_reconcile_fails_only_its_key_and_is_retried() {
-    let queue = queue();
+    let queue = queue_of(&["boom", "x", "y"]);
     let log: Log = Arc::default();
-    for key in ["boom", "x", "y"] {
-        queue.add(Arc::from(key));
-    }
     let cancel = CancellationToken::new();
     let run = {
         let (queue, log, cancel) = (queue.clone(), log.clone(), cancel.clone());
@@ -114,40 +150,16 @@ async fn a_panicking_reconcile_fails_only_its_key_and_is_retried() {
 
 #[tokio::test(start_paused = true)]
 async fn cancel_starts_nothing_new_and_drops_what_outlives_the_drain() {
-    let queue = queue();
+    let queue = queue_of(&["slow", "stuck", "later-1", "later-2"]);
     let started: Log = Arc::default();
     let finished: Log = Arc::default();
-    for key in ["slow", "stuck", "later-1", "later-2"] {
-        queue.add(Arc::from(key));
-    }
     let cancel = CancellationToken::new();
-    let run = {
-        let (queue, started, finished, cancel) = (
-            queue.clone(),
-            started.clone(),
-            finished.clone(),
-            cancel.clone(),
-        );
-        tokio::spawn(async move {
-            WorkerPool::new(2)
-                .drain_timeout(Duration::from_secs(5))
-                .run(
-                    &queue,
-                    |key: Arc<str>| {
-                        let (started, finished) = (started.clone(), finished.clone());
-                        async move {
-                            started.lock().push(key.to_string());
-                            let work = if &*key == "stuck" { 3600 } else { 2 };
-                            tokio::time::sleep(Duration::from_secs(work)).await;
-                            finished.lock().push(key.to_string());
-                            Ok::<(), String>(())
-                        }
-                    },
-                    cancel,
-                )
-                .await
-        })
-    };
+    let run = spawn_pool(
+        WorkerPool::new(2).drain_timeout(Duration::from_secs(5)),
+        &queue,
+        timed_work(&started, &finished),
+        cancel.clone(),
+    );
     wait_for(&started, 2).await;
     cancel.cancel();
     let began = tokio::time::Instant::now();
@@ -164,4 +176,64 @@ async fn cancel_starts_nothing_new_and_drops_what_outlives_the_drain() {
         vec!["slow".to_owned(), "stuck".to_owned()],
         "nothing new started after cancel"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_stats_count_each_outcome() {
+    let queue = queue_of(&["ok", "err", "boom"]);
+    let log: Log = Arc::default();
+    let stats = WorkerStats::default();
+    let cancel = CancellationToken::new();
+    let run = spawn_pool(
+        WorkerPool::new(2).stats(stats.clone()),
+        &queue,
+        {
+            let log = log.clone();
+            move |key: Arc<str>| {
+                let log = log.clone();
+                async move {
+                    log.lock().push(key.to_string());
+                    let first = count(&log, &key) == 1;
+                    match &*key {
+                        "err" if first => Err("failed once".to_owned()),
+                        "boom" if first => panic!("reconcile bug"),
+                        _ => Ok(()),
+                    }
+                }
+            }
+        },
+        cancel.clone(),
+    );
+    wait_for(&log, 5).await;
+    cancel.cancel();
+    run.await.unwrap();
+    assert_eq!(stats.succeeded.get(), 3, "{:?}", log.lock());
+    assert_eq!((stats.failed.get(), stats.panicked.get()), (2, 1));
+    assert_eq!((stats.cancelled.get(), stats.active.get()), (0, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_run_cancels_the_reconciles_in_hand_and_shuts_the_queue_down() {
+    let queue = queue_of(&["stuck"]);
+    let started: Log = Arc::default();
+    let finished: Log = Arc::default();
+    let stats = WorkerStats::default();
+    let run = spawn_pool(
+        WorkerPool::new(1).stats(stats.clone()),
+        &queue,
+        timed_work(&started, &finished),
+        CancellationToken::new(),
+    );
+    wait_for(&started, 1).await;
+    assert_eq!(stats.active.get(), 1);
+    // As an elector does when the lease is lost: the future is dropped, not cancelled.
+    run.abort();
+    assert!(run.await.unwrap_err().is_cancelled());
+    assert!(queue.shutting_down(), "the queue was shut down");
+    assert_eq!((stats.active.get(), stats.cancelled.get()), (0, 1));
+    assert!(finished.lock().is_empty(), "the reconcile never ran on");
+    // The held key ended as done before the queue could re-queue it: nothing is waiting.
+    assert_eq!(queue.len(), 0);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(queue.len(), 0);
 }
