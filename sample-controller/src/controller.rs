@@ -13,9 +13,10 @@
 //! 2. Their event handlers do not act: they only put the *key* (`namespace/name`) of the Foo
 //!    concerned on a rate-limited work queue. A Deployment's change enqueues the Foo that
 //!    controls it.
-//! 3. Workers take keys from the queue. The queue never hands one key to two workers, and
-//!    many changes to one Foo before a worker gets to it become a single key: the loop is
-//!    *level-based*, it reconciles the state, not each event.
+//! 3. Workers take keys from the queue (`clientgo_workqueue::WorkerPool`, the loop client-go's
+//!    controllers write by hand around `processNextWorkItem`). The queue never hands one key
+//!    to two workers, and many changes to one Foo before a worker gets to it become a single
+//!    key: the loop is *level-based*, it reconciles the state, not each event.
 //! 4. `reconcile` reads the Foo and its Deployment from the cache (never from the API server),
 //!    computes the difference to the desired state and writes only that, in this order:
 //!    1. a Foo being deleted is *finalized*: its record (the state garbage collection cannot
@@ -40,7 +41,7 @@
 //! 8. On lost leadership nothing is finished: the controller's future is dropped (the fence,
 //!    see `clientgo_leaderelection`), and with it every reconcile in flight, so none of them
 //!    sends another write. That is why the workers are futures of the controller's own task,
-//!    not tasks of their own ([`crate::workers`]).
+//!    not tasks of their own (see `clientgo_workqueue::WorkerPool`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,7 +53,7 @@ use clientgo_informer::{
 };
 use clientgo_record::{EventRecorder, EventType, ObjectReference};
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
-use clientgo_workqueue::QueueConfig;
+use clientgo_workqueue::{QueueConfig, WorkerPool, WorkerStats};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
@@ -62,8 +63,6 @@ use tokio_util::sync::CancellationToken;
 use crate::desired::{controlled_by, desired_status, new_deployment};
 use crate::foo::Foo;
 use crate::work_queue::WorkQueue;
-use crate::workers::{Active, ShutDownOnDrop, Worker, join_all};
-pub use crate::workers::{Failure, isolated};
 use crate::{finalizer, records};
 
 /// Event reason: a Foo was synced.
@@ -106,6 +105,17 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The worker pool's counters, sharing their counts with these.
+    pub fn workers(&self) -> WorkerStats {
+        WorkerStats {
+            succeeded: self.synced.clone(),
+            failed: self.failed.clone(),
+            panicked: self.panicked.clone(),
+            cancelled: self.cancelled.clone(),
+            active: self.active.clone(),
+        }
+    }
+
     /// Exports the metrics in `registry` (`sample_controller_*`).
     pub fn register(&self, registry: &mut Registry) {
         for (name, help, counter) in [
@@ -272,59 +282,23 @@ impl Controller {
             () = cancel.cancelled() => return Ok(()),
         }
         tracing::info!(workers, "caches synced; starting workers");
-        let mut pool = std::pin::pin!(join_all(
-            (0..workers.max(1))
-                .map(|_| Box::pin(self.run_worker()) as Worker<'_>)
-                .collect(),
-        ));
-        // Dropped first (declared last): a dropped controller shuts its queue down before its
-        // workers' held keys are released, so they are marked done rather than re-queued.
-        let _stop = ShutDownOnDrop(&self.queue);
-        tokio::select! {
-            () = &mut pool => return Ok(()),
-            () = cancel.cancelled() => {}
-        }
-        tracing::info!(?drain, "shutting down: draining in-flight work");
-        self.queue.shut_down();
-        if tokio::time::timeout(drain, pool).await.is_err() {
-            tracing::warn!(
-                ?drain,
-                "in-flight reconciles did not finish within the drain timeout: cancelled"
-            );
-        }
+        // Step 3: the workers take keys one at a time, reconcile each under panic isolation,
+        // forget the key's failures on success and retry it after its backoff (5 ms doubling
+        // to 1000 s) on an error or a panic; a retry reads the cache afresh, so a conflict is
+        // not retried blindly. Step 7: on cancel they start nothing new and drain for at most
+        // `drain`. They are futures of this task, not tasks of their own: dropping this
+        // future (a lost lease) drops every reconcile in flight, so none sends another write.
+        let this: &Controller = &self;
+        WorkerPool::new(workers)
+            .drain_timeout(drain)
+            .stats(self.stats.workers())
+            .run(
+                &self.queue,
+                move |key: Arc<str>| async move { this.reconcile(&key).await },
+                cancel,
+            )
+            .await;
         Ok(())
-    }
-
-    /// Step 3: a worker takes keys one at a time until the queue shuts down.
-    async fn run_worker(&self) {
-        while let Some(key) = self.queue.get().await {
-            // Step 7: once shutting down, start nothing new (the queue still hands out what
-            // was in line). After shut down, dropping `key` only marks it done.
-            if self.queue.shutting_down() {
-                break;
-            }
-            let active = Active::new(&self.stats);
-            let outcome = isolated(self.reconcile(key.item())).await;
-            active.finished();
-            match outcome {
-                Ok(()) => {
-                    self.stats.synced.inc();
-                    // Success: drop the key's failure history, so its next backoff starts low;
-                    // the key is done.
-                    key.forget();
-                }
-                Err(failure) => {
-                    self.stats.failed.inc();
-                    if matches!(failure, Failure::Panicked(_)) {
-                        self.stats.panicked.inc();
-                    }
-                    tracing::warn!(key = %*key, %failure, "reconcile failed, retrying with backoff");
-                    // Failure: try again later, later each time (5 ms doubling to 1000 s). The
-                    // retry reads the cache afresh: a conflict is not retried blindly.
-                    key.retry();
-                }
-            }
-        }
     }
 
     /// Step 4: brings the world in line with the Foo named by `key`.

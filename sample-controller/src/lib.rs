@@ -11,7 +11,7 @@
 //!   signals.
 //! * [`demo`]: the whole loop against an embedded API server (`--demo`).
 //! * [`serve`]: `/metrics`, `/healthz` and `/readyz`.
-//! * [`workers`]: how the workers run (futures of the controller's task) and catch panics.
+//! * [`work_queue`]: the FIFO queue, or the priority queue with `--priority-queue`.
 //!
 //! `docs/walkthrough.md` (at the top of the repository) reads this crate beside the library
 //! code it runs on.
@@ -27,4 +27,3 @@ pub mod foo;
 pub mod records;
 pub mod serve;
 pub mod work_queue;
-pub mod workers;

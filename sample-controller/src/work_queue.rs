@@ -13,9 +13,11 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use clientgo_informer::KeyQueue;
 use clientgo_ratelimit::default_controller_rate_limiter;
 use clientgo_workqueue::{
-    AddOptions, PriorityQueue, PriorityQueueConfig, Queue, QueueConfig, RateLimitingQueue,
+    PRIORITY_LOW, PRIORITY_NORMAL, Priority, PriorityQueue, PriorityQueueConfig, Queue,
+    QueueConfig, RateLimitingQueue,
 };
 
 /// One of the two queues. Both are a [`Queue`] underneath (get, outcomes, shut down).
@@ -46,16 +48,28 @@ impl WorkQueue {
     /// Adds `key`; `routine` marks an add that most likely needs no work (from the initial
     /// list, or a resync), which the priority queue serves after the real changes.
     pub fn add(&self, key: Arc<str>, routine: bool) {
-        match self {
-            WorkQueue::Fifo(queue) => queue.add(key),
-            WorkQueue::Priority(queue) if routine => queue.add_with(key, AddOptions::low()),
-            WorkQueue::Priority(queue) => queue.add(key),
-        }
+        let priority = if routine {
+            PRIORITY_LOW
+        } else {
+            PRIORITY_NORMAL
+        };
+        self.add_key(key, priority);
     }
 
     /// Whether this is the priority queue.
     pub fn is_priority(&self) -> bool {
         matches!(self, WorkQueue::Priority(_))
+    }
+}
+
+/// The informers' rule for a queue of keys: the priority queue honours the priority, the
+/// FIFO queue ignores it.
+impl KeyQueue for WorkQueue {
+    fn add_key(&self, key: Arc<str>, priority: Priority) {
+        match self {
+            WorkQueue::Fifo(queue) => queue.add_key(key, priority),
+            WorkQueue::Priority(queue) => queue.add_key(key, priority),
+        }
     }
 }
 
