@@ -269,6 +269,37 @@ impl ControlPlane {
             })
     }
 
+    /// Creates the ServiceAccount `name` in `namespace` and returns a bearer token for it (a
+    /// TokenRequest, valid for an hour). The account has no RBAC rights: a client with this
+    /// token meets the real server's 403 answers. Blocking.
+    pub fn service_account_token(&self, namespace: &str, name: &str) -> Result<String, Error> {
+        let account = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": name},
+        });
+        let accounts = format!("/api/v1/namespaces/{namespace}/serviceaccounts");
+        self.admin_request("POST", &accounts, Some(&account), 201)?;
+        let request = serde_json::json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        });
+        let answer = self.admin_request(
+            "POST",
+            &format!("{accounts}/{name}/token"),
+            Some(&request),
+            201,
+        )?;
+        answer["status"]["token"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| Error::Request {
+                what: format!("a token for the service account {namespace}/{name}"),
+                detail: "the answer has no status.token".into(),
+            })
+    }
+
     /// Compacts etcd's history up to its current revision and returns that revision: a watch
     /// or a list from an older resourceVersion then meets `410 Expired` for resources served
     /// without the watch cache (PodTemplates, see [`DEFAULT_APISERVER_ARGS`]), and for the

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, DynamicObject};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
+use clientgo_envtest::ControlPlane;
 use clientgo_informer::{Indexers, ListWatch, SharedIndexInformer, SharedInformerOptions};
-use clientgo_rest::config::Config;
+use clientgo_rest::config::{Auth, Config};
 use clientgo_rest::{DynamicClient, PostParams, RestClient};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -42,6 +43,11 @@ impl Captured {
 /// Captures this thread's log lines at INFO and above (the test's runtime runs every task on
 /// this thread, so the default subscriber sees them).
 fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+    capture_at(tracing::Level::INFO)
+}
+
+/// Captures this thread's log lines at `level` and above.
+fn capture_at(level: tracing::Level) -> (Captured, tracing::subscriber::DefaultGuard) {
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -49,7 +55,7 @@ fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
         .with_ansi(false)
         .without_time()
         .with_target(false)
-        .with_max_level(tracing::Level::INFO)
+        .with_max_level(level)
         .finish();
     (captured, tracing::subscriber::set_default(subscriber))
 }
@@ -201,6 +207,152 @@ async fn an_unreachable_server_is_said_at_once_with_what_to_check() {
         warnings[0]
     );
     assert!(captured.lines("ERROR").is_empty());
+    cancel.cancel();
+    run.await.unwrap();
+}
+
+/// Waits (real time, at most 60 s) until `done` holds.
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited 60 s for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Against kube-apiserver 1.36 with RBAC: a client without the right to list ConfigMaps gets
+/// one WARN with the server's own words (who, which verb, which resource, where) and a hint,
+/// the retries only at DEBUG, and an INFO line once a Role grants the right.
+#[tokio::test]
+async fn a_missing_rbac_right_is_said_once_with_the_servers_words_then_the_recovery() {
+    let Some(cp) = ControlPlane::shared() else {
+        return;
+    };
+    let (captured, _guard) = capture_at(tracing::Level::DEBUG);
+    let namespace = cp.create_namespace("forbidden").unwrap();
+    let token = cp.service_account_token(&namespace, "reader").unwrap();
+    let admin =
+        RestClient::new(&Config::from_kubeconfig_file(cp.kubeconfig_path()).unwrap()).unwrap();
+    // The admin's kubeconfig, its client certificate swapped for the account's token.
+    let mut config = Config::from_kubeconfig_file(cp.kubeconfig_path()).unwrap();
+    config.tls.client_cert_pem = None;
+    config.tls.client_key_pem = None;
+    config.auth = Auth::Bearer(token.into());
+    let client = RestClient::new(&config).unwrap();
+
+    let configmaps = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        plural: "configmaps".into(),
+        namespaced: true,
+    };
+    let informer = SharedIndexInformer::new(
+        ListWatch::new(DynamicClient::from_api_resource(
+            &client,
+            &configmaps,
+            Some(&namespace),
+        )),
+        Indexers::default(),
+        SharedInformerOptions {
+            name: "configmaps".into(),
+            ..SharedInformerOptions::default()
+        },
+    );
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+
+    // Several failed attempts, one warning.
+    wait_until("three failed attempts", || {
+        captured
+            .lines("DEBUG")
+            .iter()
+            .filter(|l| l.contains("still failing"))
+            .count()
+            >= 2
+    })
+    .await;
+    let warnings = captured.lines("WARN");
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    let warning = &warnings[0];
+    for words in [
+        "configmaps: ",
+        "(forbidden)",
+        "configmaps is forbidden",
+        // The streaming list (the default against 1.36) is a watch.
+        "streaming list failed",
+        "cannot watch resource \"configmaps\" in API group \"\" in the namespace",
+        "check this client's RBAC rights to list and watch it",
+    ] {
+        assert!(warning.contains(words), "{words:?} not in {warning}");
+    }
+    assert!(
+        warning.contains(&format!("system:serviceaccount:{namespace}:reader")),
+        "who is refused: {warning}"
+    );
+    assert!(!warning.contains("falling back"), "{warning}");
+    assert!(
+        !warning.contains("DynamicObject"),
+        "no Rust type: {warning}"
+    );
+    assert!(!informer.has_synced());
+
+    // A Role and a RoleBinding grant the right: the informer syncs and says so.
+    let rbac = |kind: &str, plural: &str| ApiResource {
+        group: "rbac.authorization.k8s.io".into(),
+        version: "v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        namespaced: true,
+    };
+    let role: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "read-configmaps"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}],
+    }))
+    .unwrap();
+    let binding: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "reader-reads-configmaps"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read-configmaps"},
+        "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": namespace}],
+    }))
+    .unwrap();
+    DynamicClient::from_api_resource(&admin, &rbac("Role", "roles"), Some(&namespace))
+        .create(&role, &PostParams::default())
+        .await
+        .unwrap();
+    DynamicClient::from_api_resource(
+        &admin,
+        &rbac("RoleBinding", "rolebindings"),
+        Some(&namespace),
+    )
+    .create(&binding, &PostParams::default())
+    .await
+    .unwrap();
+    wait_until("the sync once the right is granted", || {
+        informer.has_synced()
+    })
+    .await;
+    assert!(
+        captured
+            .lines("INFO")
+            .iter()
+            .any(|l| l.contains("configmaps: recovered after")),
+        "{:#?}",
+        captured.lines("INFO")
+    );
+    assert_eq!(
+        captured.lines("WARN").len(),
+        1,
+        "nothing more to warn about"
+    );
     cancel.cancel();
     run.await.unwrap();
 }
