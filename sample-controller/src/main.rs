@@ -23,7 +23,6 @@ use clientgo_sample_controller::serve::{self, Endpoints};
 use clientgo_sample_controller::{app, demo};
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// The Foo controller: keeps a Deployment for every Foo.
 #[derive(Debug, Parser)]
@@ -141,8 +140,9 @@ async fn run(args: Args) -> Result<(), String> {
         leader_election,
         ..app::Options::default()
     };
-    let cancel = CancellationToken::new();
-    tokio::spawn(shutdown_on_signal(cancel.clone()));
+    // SIGTERM or Ctrl-C: in-flight reconciles get the drain timeout to finish before the
+    // process exits; a second signal exits at once.
+    let cancel = clientgo::signals::shutdown_on_signal();
     let metrics = args.metrics_addr.is_some().then_some(&mut registry);
     let app = app::build(client, options, metrics)?;
     let endpoints = Arc::new(Endpoints::new(Some(registry), app.ready()));
@@ -155,28 +155,4 @@ async fn run(args: Args) -> Result<(), String> {
     // A lost lease ends here with an error, so the process exits non-zero and its Deployment
     // restarts it, as kube-controller-manager does.
     app.run(cancel).await.map(|_| ()).map_err(|e| e.to_string())
-}
-
-/// Cancels on SIGINT or SIGTERM; in-flight reconciles get the drain timeout to finish before
-/// the process exits.
-async fn shutdown_on_signal(cancel: CancellationToken) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            let _ = tokio::signal::ctrl_c().await;
-            cancel.cancel();
-            return;
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-    eprintln!("sample-controller: shutting down, draining in-flight work");
-    cancel.cancel();
 }
