@@ -40,6 +40,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::api_error::{ApiError, RequestTarget};
 use crate::body::{self, Body};
@@ -57,6 +58,8 @@ const LONG_THROTTLE: Duration = Duration::from_millis(50);
 const EXTRA_LONG_THROTTLE: Duration = Duration::from_secs(1);
 const THROTTLE_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
+mod journey;
+
 impl Request {
     /// Sends the request and reads the whole response (client-go's `Do`/`DoRaw`).
     ///
@@ -64,7 +67,8 @@ impl Request {
     pub async fn send(self) -> Result<Response, Error> {
         let start = Instant::now();
         let call = Call::new(self, Mode::Send)?;
-        let result = call.send().await;
+        let span = call.journey.span.clone();
+        let result = call.send().instrument(span).await;
         call.observe_latency(start);
         result
     }
@@ -80,7 +84,8 @@ impl Request {
     {
         let start = Instant::now();
         let call = Call::new(self, Mode::Send)?;
-        let result = call.send_chunks(on_chunk).await;
+        let span = call.journey.span.clone();
+        let result = call.send_chunks(on_chunk).instrument(span).await;
         call.observe_latency(start);
         result
     }
@@ -90,7 +95,8 @@ impl Request {
     pub async fn stream(self) -> Result<StreamResponse, Error> {
         let start = Instant::now();
         let call = Call::new(self, Mode::Stream)?;
-        let result = call.stream().await;
+        let span = call.journey.span.clone();
+        let result = call.stream().instrument(span).await;
         call.observe_latency(start);
         result
     }
@@ -101,7 +107,8 @@ impl Request {
     pub async fn watch(self) -> Result<Body, Error> {
         let start = Instant::now();
         let call = Call::new(self, Mode::Watch)?;
-        let result = call.watch().await;
+        let span = call.journey.span.clone();
+        let result = call.watch().instrument(span).await;
         call.observe_latency(start);
         result
     }
@@ -113,6 +120,8 @@ struct Call {
     mode: Mode,
     url: String,
     uri: http::Uri,
+    /// The request's journey span.
+    journey: journey::Journey,
 }
 
 impl Call {
@@ -122,11 +131,13 @@ impl Call {
         let uri = url
             .parse::<http::Uri>()
             .map_err(|e| Error::InvalidRequest(format!("the URL {url:?} is not valid: {e}")))?;
+        let journey = journey::Journey::new(&request, mode, &uri);
         Ok(Call {
             request,
             mode,
             url,
             uri,
+            journey,
         })
     }
 
@@ -437,6 +448,7 @@ impl Call {
                     let status = response.status();
                     self.count_result(Some(status.as_u16()));
                     let Some(next_wait) = retry.after_response(status, response.headers()) else {
+                        self.journey.responded(status.as_u16(), retry.retries());
                         return Ok(response);
                     };
                     self.count_retry(Some(status.as_u16()));
@@ -452,6 +464,7 @@ impl Call {
                     self.count_result(None);
                     let retryable = retry::is_retryable_error(self.mode, method, error.kind());
                     let Some(next_wait) = retry.after_error(retryable) else {
+                        self.journey.failed(&error.kind(), retry.retries());
                         return Err(Error::Transport(error));
                     };
                     self.count_retry(None);
@@ -501,6 +514,7 @@ impl Call {
             None => throttle.acquire().await,
         }
         let waited = start.elapsed();
+        self.journey.throttled(waited);
         if let Some(metrics) = &client.metrics {
             metrics.observe_rate_limiter(self.verb(), &client.authority, waited);
         }
