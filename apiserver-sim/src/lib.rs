@@ -28,6 +28,7 @@ pub mod errors;
 pub mod faults;
 pub mod gc;
 pub mod http;
+pub mod managed_fields;
 pub mod manifests;
 pub mod patch;
 pub mod requests;

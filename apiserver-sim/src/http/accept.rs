@@ -13,8 +13,12 @@
 //! `NotAcceptable`. An empty header asks for plain JSON. Unknown parameters are ignored, as
 //! the real server ignores them.
 //!
-//! Differences: JSON is the only media type served (no YAML, protobuf or CBOR), and clauses
-//! are ordered by a consistent comparison where Go's `goautoneg` sort is not one.
+//! `application/yaml` is served too, for plain objects, lists and errors (not for watches,
+//! which answer 406 as kube-apiserver's do, nor with a conversion): the response is the JSON
+//! answer re-encoded ([`super::body::to_yaml`]).
+//!
+//! Differences: no protobuf or CBOR, and clauses are ordered by a consistent comparison
+//! where Go's `goautoneg` sort is not one.
 
 use crate::errors::{self, ApiResult};
 
@@ -74,6 +78,10 @@ impl<'a> Clause<'a> {
             .map(|(_, v)| *v)
     }
 
+    fn is_yaml(&self) -> bool {
+        (self.kind, self.subtype) == ("application", "yaml")
+    }
+
     fn covers_json(&self) -> bool {
         matches!(
             (self.kind, self.subtype),
@@ -83,6 +91,12 @@ impl<'a> Clause<'a> {
 
     /// What this clause gets, or `None` if the server cannot serve it.
     fn output(&self) -> Option<Output> {
+        if self.is_yaml() {
+            let plain = ["as", "g", "v", "stream"]
+                .iter()
+                .all(|k| self.param(k).is_none());
+            return plain.then_some(Output::Object);
+        }
         if !self.covers_json() {
             return None;
         }
@@ -116,8 +130,15 @@ impl<'a> Clause<'a> {
 /// The representation `accept` asks for; 406 `NotAcceptable` when the server can serve none
 /// of its clauses.
 pub fn negotiate(accept: &str) -> ApiResult<Output> {
+    chosen(accept)
+        .map(|(output, _)| output)
+        .ok_or_else(errors::not_acceptable)
+}
+
+/// The clause `accept` gets served by: its output and whether it is YAML.
+fn chosen(accept: &str) -> Option<(Output, bool)> {
     if accept.trim().is_empty() {
-        return Ok(Output::Object);
+        return Some((Output::Object, false));
     }
     let mut clauses: Vec<Clause<'_>> = accept.split(',').filter_map(Clause::parse).collect();
     // Stable: clauses that compare equal keep the order they were written in.
@@ -128,8 +149,22 @@ pub fn negotiate(accept: &str) -> ApiResult<Output> {
     });
     clauses
         .iter()
-        .find_map(Clause::output)
-        .ok_or_else(errors::not_acceptable)
+        .find_map(|c| c.output().map(|o| (o, c.is_yaml())))
+}
+
+/// Whether the answer to `accept` is YAML.
+pub fn wants_yaml(accept: &str) -> bool {
+    chosen(accept).is_some_and(|(_, yaml)| yaml)
+}
+
+/// 406 for a watch asked in YAML, with kube-apiserver 1.36's message.
+pub fn watch_not_acceptable() -> errors::ApiError {
+    clientgo_apimachinery::Status::failure(
+        406,
+        clientgo_apimachinery::StatusReason::NotAcceptable,
+        "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+    )
+    .into()
 }
 
 #[cfg(test)]
@@ -178,6 +213,15 @@ mod tests {
     }
 
     #[test]
+    fn yaml() {
+        assert!(wants_yaml("application/yaml"));
+        assert!(wants_yaml("application/yaml, application/json;q=0.5"));
+        assert!(!wants_yaml("application/json, application/yaml"));
+        assert!(!wants_yaml(""));
+        assert_eq!(negotiate("application/yaml").unwrap(), Output::Object);
+    }
+
+    #[test]
     fn preference_order() {
         // A higher q wins over the order written.
         assert_eq!(
@@ -210,7 +254,6 @@ mod tests {
             "application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
             "application/json;stream=chunks",
             "application/vnd.kubernetes.protobuf",
-            "application/yaml",
             "text/plain",
             "garbage",
         ] {

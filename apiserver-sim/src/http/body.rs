@@ -2,7 +2,8 @@
 //!
 //! kube-apiserver writes every response as JSON with `Content-Type: application/json`,
 //! errors as a `metav1.Status` with the HTTP code of `Status.code`, and watches as a
-//! chunked body. [`Body`] covers both a full body and a channel-fed stream (used for watches
+//! chunked body; `Accept: application/yaml` gets whole bodies as YAML ([`to_yaml`]).
+//! [`Body`] covers both a full body and a channel-fed stream (used for watches
 //! and for the "cut in the middle" faults, which end the stream with an error so the
 //! connection drops mid-body).
 
@@ -109,6 +110,35 @@ pub fn cut(code: StatusCode, body: Bytes) -> Response<Body> {
     r.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     r
+}
+
+/// The response re-encoded as YAML (`Content-Type: application/yaml`) when it is a whole
+/// JSON body, as kube-apiserver answers `Accept: application/yaml` (maps' keys sorted, as
+/// Go's YAML encoder of JSON writes them); other responses as they are.
+pub fn to_yaml(response: Response<Body>) -> Response<Body> {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == b"application/json");
+    let (mut parts, body) = response.into_parts();
+    let Body::Full(Some(bytes)) = body else {
+        return Response::from_parts(parts, body);
+    };
+    let yaml = is_json
+        .then(|| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .flatten()
+        .and_then(|v| serde_norway::to_string(&v).ok());
+    match yaml {
+        Some(text) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/yaml"),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::Full(Some(Bytes::from(text))))
+        }
+        None => Response::from_parts(parts, Body::Full(Some(bytes))),
+    }
 }
 
 /// A plain-text response (health checks).

@@ -39,6 +39,7 @@ struct Ctx {
     query: Vec<(String, String)>,
     output: Output,
     content_type: String,
+    user_agent: String,
     body: Bytes,
 }
 
@@ -75,13 +76,14 @@ impl Ctx {
         }
     }
 
-    fn reject_dry_run(&self) -> ApiResult<()> {
-        if self.param("dryRun").is_some_and(|v| !v.is_empty()) {
-            return Err(errors::bad_request(
-                "dryRun is not supported by apiserver-sim",
-            ));
-        }
-        Ok(())
+    /// `fieldManager`, `dryRun` and `force` of a write; `kind` names the options in 422s.
+    fn write_options(&self, kind: &str) -> ApiResult<update::WriteOptions> {
+        update::WriteOptions::parse(
+            &self.query,
+            &self.user_agent,
+            self.part() == Part::Status,
+            kind,
+        )
     }
 }
 
@@ -93,9 +95,19 @@ where
 {
     let method = req.method().clone();
     let uri_path = req.uri().path().to_owned();
+    let yaml = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(accept::wants_yaml);
     let response = match handle_inner(state, &server_address, req).await {
         Ok(r) => r,
         Err(e) => body::error(&e),
+    };
+    let response = if yaml {
+        body::to_yaml(response)
+    } else {
+        response
     };
     tracing::debug!(%method, path = %uri_path, status = response.status().as_u16(), "request");
     response
@@ -188,6 +200,7 @@ where
     };
     let output = accept::negotiate(&header(header::ACCEPT))?;
     let content_type = header(header::CONTENT_TYPE);
+    let user_agent = header(header::USER_AGENT);
     let is_watch = path.watch_prefix
         || query
             .iter()
@@ -205,6 +218,9 @@ where
         (Method::DELETE, false) => "deletecollection",
         _ => return Err(errors::method_not_allowed()),
     };
+    if verb == "watch" && accept::wants_yaml(&header(header::ACCEPT)) {
+        return Err(accept::watch_not_acceptable());
+    }
     if let Some(delay) = state.faults.take_delay(verb, &info.plural) {
         tokio::time::sleep(delay).await;
     }
@@ -234,6 +250,7 @@ where
         query,
         output,
         content_type,
+        user_agent,
         body,
     };
     let response = match verb {
@@ -404,9 +421,13 @@ fn decode_body(ctx: &Ctx) -> ApiResult<serde_json::Map<String, Value>> {
 }
 
 fn create_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
-    ctx.reject_dry_run()?;
+    let opts = ctx.write_options("CreateOptions")?;
     let obj = decode_body(ctx)?;
-    let created = create::create(&ctx.state, &ctx.info, ctx.namespace(), obj)?;
+    let write = update::Write {
+        record: Some(&opts.writer),
+        dry_run: opts.dry_run,
+    };
+    let created = create::create_as(&ctx.state, &ctx.info, ctx.namespace(), obj, write)?;
     Ok(body::json(
         StatusCode::CREATED,
         Bytes::copy_from_slice(created.json()),
@@ -414,14 +435,19 @@ fn create_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
 }
 
 fn update_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
-    ctx.reject_dry_run()?;
+    let opts = ctx.write_options("UpdateOptions")?;
     let obj = decode_body(ctx)?;
-    let updated = update::update(
+    let write = update::Write {
+        record: Some(&opts.writer),
+        dry_run: opts.dry_run,
+    };
+    let updated = update::update_as(
         &ctx.state,
         &ctx.info,
         ctx.namespace(),
         ctx.name(),
         ctx.part(),
+        write,
         obj,
     )?;
     Ok(body::json(
@@ -431,71 +457,25 @@ fn update_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
 }
 
 fn patch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
-    ctx.reject_dry_run()?;
-    let kind = patch::patch_type(&ctx.info, &ctx.content_type)?;
-    let patch_doc = patch::parse_body(&ctx.body)?;
-    if kind == patch::PatchType::Apply {
-        if ctx.param("fieldManager").unwrap_or("").is_empty() {
-            return Err(errors::invalid(
-                "meta.k8s.io",
-                "PatchOptions",
-                "",
-                &[errors::FieldError::required(
-                    "fieldManager",
-                    "is required for apply patch",
-                )],
-            ));
-        }
-        let key = crate::store::object_key(ctx.namespace(), ctx.name());
-        if ctx.state.store.get(&ctx.info.keyspace(), &key).is_none() && ctx.part() == Part::Main {
-            let Value::Object(obj) = patch_doc else {
-                return Err(errors::bad_request(
-                    "an applied configuration must be a JSON object",
-                ));
-            };
-            if crate::validation::meta_str(&obj, "name") != ctx.name() {
-                return Err(errors::bad_request(format!(
-                    "the name of the object ({}) does not match the name on the URL ({})",
-                    crate::validation::meta_str(&obj, "name"),
-                    ctx.name()
-                )));
-            }
-            let created = create::create(&ctx.state, &ctx.info, ctx.namespace(), obj)?;
-            return Ok(body::json(
-                StatusCode::CREATED,
-                Bytes::copy_from_slice(created.json()),
-            ));
-        }
-    }
-    let updated = update::guaranteed_update(
+    let opts = ctx.write_options("PatchOptions")?;
+    let patched = patch::patch(
         &ctx.state,
         &ctx.info,
         ctx.namespace(),
         ctx.name(),
         ctx.part(),
-        |old| {
-            let old_rv = old
-                .get("metadata")
-                .and_then(|m| m.get("resourceVersion"))
-                .cloned();
-            let mut doc = Value::Object(old.clone());
-            patch::apply(&ctx.info, kind, &mut doc, &patch_doc)?;
-            let Value::Object(mut new) = doc else {
-                return Err(errors::bad_request(
-                    "the patched object is not a JSON object",
-                ));
-            };
-            // An unchanged resourceVersion is no precondition: conflicts are retried.
-            let meta = crate::validation::meta_mut(&mut new);
-            if meta.get("resourceVersion") == old_rv.as_ref() {
-                meta.remove("resourceVersion");
-            }
-            Ok(new)
-        },
+        &ctx.content_type,
+        &ctx.body,
+        &opts,
     )?;
+    let code = if patched.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     Ok(body::json(
-        StatusCode::OK,
-        Bytes::copy_from_slice(updated.object.json()),
+        code,
+        Bytes::copy_from_slice(patched.object.json()),
     ))
 }
 

@@ -2,20 +2,32 @@
 //!
 //! Mirrors `apiserver/pkg/endpoints/handlers/patch.go`: the patch type comes from the
 //! request's `Content-Type`; strategic merge patch is for built-in types only (415 for
-//! custom resources, with the real message listing the accepted types). Server-side apply
-//! (`application/apply-patch+yaml`) is simplified: it requires `fieldManager` as the real
-//! server does, creates the object when missing and otherwise merges the applied
-//! configuration (strategic for built-ins, JSON merge for custom resources); no
-//! `managedFields` bookkeeping and no conflict detection between managers.
+//! custom resources, with the real message listing the accepted types); `force` is for
+//! apply only (422 otherwise). Server-side apply (`application/apply-patch+yaml`, a YAML or
+//! JSON body) requires `fieldManager` as the real server does, creates the object when
+//! missing and otherwise merges the applied configuration, then settles ownership with
+//! [`crate::managed_fields::record_apply`] (409 on conflicts unless `force`, fields no
+//! longer applied removed). Other patches record an `Update` of their manager.
+//! Difference: the configuration is merged by strategic merge (built-ins) or JSON merge
+//! (custom resources), not structured-merge-diff's merge, so list items keep the order the
+//! strategic merge gives them.
 
 pub mod json_patch;
 pub mod merge;
 pub mod strategic;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use crate::errors::{self, ApiError, ApiResult};
+use crate::errors::{self, ApiError, ApiResult, FieldError};
+use crate::managed_fields;
 use crate::resources::ResourceInfo;
+use crate::state::SimState;
+use crate::store::{StoredObject, object_key};
+use crate::validation::{meta_mut, meta_str};
+use crate::verbs::create;
+use crate::verbs::update::{self, Part, Write, WriteOptions};
 pub use json_patch::PatchError;
 
 /// A patch type, from the `Content-Type` header.
@@ -77,6 +89,152 @@ fn to_api(e: PatchError) -> ApiError {
 pub fn parse_body(body: &[u8]) -> ApiResult<Value> {
     serde_json::from_slice(body)
         .map_err(|e| errors::bad_request(format!("error decoding patch: {e}")))
+}
+
+/// Parses an applied configuration: YAML, of which JSON is a part (400 when it is neither).
+pub fn parse_apply_body(body: &[u8]) -> ApiResult<Value> {
+    if let Ok(v) = serde_json::from_slice(body) {
+        return Ok(v);
+    }
+    serde_norway::from_slice::<Value>(body)
+        .map_err(|e| errors::bad_request(format!("error decoding YAML: {e}")))
+}
+
+/// The result of a PATCH.
+#[derive(Debug, Clone)]
+pub struct Patched {
+    /// The object as written (or as it would be, on a dry run).
+    pub object: Arc<StoredObject>,
+    /// Whether an apply created it (201).
+    pub created: bool,
+}
+
+/// Patches (or applies) the object `name` with `body` of `content_type`, as the PATCH
+/// handler does: the patch type, `force` only for apply, `fieldManager` required for apply,
+/// apply creating a missing object, managedFields recorded, `dryRun`.
+#[allow(clippy::too_many_arguments)]
+pub fn patch(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    part: Part,
+    content_type: &str,
+    body: &[u8],
+    opts: &WriteOptions,
+) -> ApiResult<Patched> {
+    let kind = patch_type(info, content_type)?;
+    if kind != PatchType::Apply && opts.force.is_some() {
+        return Err(errors::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            &[FieldError::forbidden(
+                "force",
+                "may not be specified for non-apply patch",
+            )],
+        ));
+    }
+    if kind == PatchType::Apply {
+        return apply_patch(state, info, namespace, name, part, body, opts);
+    }
+    let patch_doc = parse_body(body)?;
+    let write = Write {
+        record: Some(&opts.writer),
+        dry_run: opts.dry_run,
+    };
+    let updated = update::guaranteed_update_as(state, info, namespace, name, part, write, |old| {
+        let mut doc = Value::Object(old.clone());
+        apply(info, kind, &mut doc, &patch_doc)?;
+        let Value::Object(new) = doc else {
+            return Err(errors::bad_request(
+                "the patched object is not a JSON object",
+            ));
+        };
+        Ok(unconditional(old, new))
+    })?;
+    Ok(Patched {
+        object: updated.object,
+        created: false,
+    })
+}
+
+/// `new` without the resourceVersion it kept from `old`: an unchanged resourceVersion is no
+/// precondition, so conflicts are retried.
+fn unconditional(
+    old: &serde_json::Map<String, Value>,
+    mut new: serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    let old_rv = old.get("metadata").and_then(|m| m.get("resourceVersion"));
+    let meta = meta_mut(&mut new);
+    if meta.get("resourceVersion") == old_rv {
+        meta.remove("resourceVersion");
+    }
+    new
+}
+
+fn apply_patch(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    part: Part,
+    body: &[u8],
+    opts: &WriteOptions,
+) -> ApiResult<Patched> {
+    if !opts.field_manager_given {
+        return Err(errors::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            &[FieldError::required(
+                "fieldManager",
+                "is required for apply patch",
+            )],
+        ));
+    }
+    let config = parse_apply_body(body)?;
+    let Value::Object(config_map) = &config else {
+        return Err(errors::bad_request(
+            "an applied configuration must be a JSON object",
+        ));
+    };
+    let force = opts.force.unwrap_or(false);
+    let write = Write {
+        record: None,
+        dry_run: opts.dry_run,
+    };
+    let key = object_key(namespace, name);
+    if state.store.get(&info.keyspace(), &key).is_none() && part == Part::Main {
+        if meta_str(config_map, "name") != name {
+            return Err(errors::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                meta_str(config_map, "name"),
+            )));
+        }
+        let mut obj = config_map.clone();
+        managed_fields::record_apply(info, None, &mut obj, &config, &opts.writer, force)?;
+        let object = create::create_as(state, info, namespace, obj, write)?;
+        return Ok(Patched {
+            object,
+            created: true,
+        });
+    }
+    let updated = update::guaranteed_update_as(state, info, namespace, name, part, write, |old| {
+        let mut doc = Value::Object(old.clone());
+        apply(info, PatchType::Apply, &mut doc, &config)?;
+        let Value::Object(mut new) = doc else {
+            return Err(errors::bad_request(
+                "the patched object is not a JSON object",
+            ));
+        };
+        managed_fields::record_apply(info, Some(old), &mut new, &config, &opts.writer, force)?;
+        Ok(unconditional(old, new))
+    })?;
+    Ok(Patched {
+        object: updated.object,
+        created: false,
+    })
 }
 
 /// Applies a parsed patch of type `t` to `doc`.

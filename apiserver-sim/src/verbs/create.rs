@@ -5,17 +5,22 @@
 //! NamespaceLifecycle admission plugin enforces), `generateName`, name validation, a set
 //! `resourceVersion` refused, server-set `uid`, `creationTimestamp` and `generation`, and
 //! per-type create strategies (status reset where status is a subresource, Pod and Namespace
-//! initial status). Differences: no admission webhooks, no defaulting of spec fields.
+//! initial status). A create from a request records an `Update` of its manager in
+//! `metadata.managedFields` ([`crate::managed_fields`]); `dryRun=All` answers the object as
+//! it would be created (uid, creationTimestamp, no resourceVersion) without storing it.
+//! Differences: no admission webhooks.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crate::errors::{self, ApiResult, FieldError};
+use crate::managed_fields;
 use crate::resources::ResourceInfo;
 use crate::state::SimState;
-use crate::store::{StoreError, StoredObject};
+use crate::store::{StoreError, StoredObject, object_key};
 use crate::validation::{check_type_and_meta, meta_mut, meta_str, name_errors};
+use crate::verbs::update::Write;
 use crate::{crd, verbs};
 
 const GENERATE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -49,12 +54,25 @@ pub fn check_namespace(
     }
 }
 
-/// Creates `obj` in `namespace` (`""` for cluster-scoped resources).
+/// Creates `obj` in `namespace` (`""` for cluster-scoped resources), recording nothing in
+/// managedFields (the server's own objects).
 pub fn create(
     state: &SimState,
     info: &ResourceInfo,
     namespace: &str,
+    obj: Map<String, Value>,
+) -> ApiResult<Arc<StoredObject>> {
+    create_as(state, info, namespace, obj, Write::default())
+}
+
+/// Creates `obj` as `write` says: with managedFields recorded for its writer, or as a
+/// dry run.
+pub fn create_as(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
     mut obj: Map<String, Value>,
+    write: Write<'_>,
 ) -> ApiResult<Arc<StoredObject>> {
     check_type_and_meta(info, &mut obj)?;
     let meta = meta_mut(&mut obj);
@@ -109,6 +127,28 @@ pub fn create(
         }
         meta_mut(&mut obj).insert("name".into(), Value::String(candidate.clone()));
         crate::defaults::on_create(info, &mut obj);
+        if let Some(writer) = write.record {
+            managed_fields::record_update(info, None, &mut obj, writer);
+        }
+        if write.dry_run {
+            let key = object_key(meta_str(&obj, "namespace"), &candidate);
+            if state.store.get(&info.keyspace(), &key).is_some() {
+                if name.is_empty() && attempt < 7 {
+                    continue;
+                }
+                return Err(verbs::store_error(
+                    info,
+                    &candidate,
+                    StoreError::AlreadyExists,
+                ));
+            }
+            meta_mut(&mut obj).remove("resourceVersion");
+            return Ok(StoredObject::from_value(
+                &Value::Object(obj),
+                0,
+                &info.selectable_fields,
+            ));
+        }
         match state.store.create(
             &info.keyspace(),
             Value::Object(obj.clone()),

@@ -6,7 +6,8 @@
 //! `orphan`), is only marked (`deletionTimestamp`, `deletionGracePeriodSeconds: 0`,
 //! generation bumped) and removed once its finalizers are gone; a namespace is marked
 //! `Terminating` and emptied by the namespace controller ([`crate::gc`]). Everything else is
-//! removed at once. Differences: no grace periods (pods are removed at once, as the real
+//! removed at once. `dryRun=All` answers as the delete would and changes nothing.
+//! Differences: no grace periods (pods are removed at once, as the real
 //! server does for pods not bound to a node); the response for an immediate delete is a
 //! `Success` Status for every resource.
 
@@ -55,7 +56,7 @@ pub struct DeleteOptions {
     /// Accepted and ignored (deletion is immediate).
     #[serde(default)]
     pub grace_period_seconds: Option<i64>,
-    /// Not supported: refused with 400.
+    /// `["All"]`: everything but the write (other values: 422).
     #[serde(default)]
     pub dry_run: Vec<String>,
 }
@@ -63,11 +64,8 @@ pub struct DeleteOptions {
 impl DeleteOptions {
     /// Validates the policy; returns the finalizer it asks for.
     pub fn finalizer(&self) -> ApiResult<Option<&'static str>> {
-        if !self.dry_run.is_empty() {
-            return Err(errors::bad_request(
-                "dryRun is not supported by apiserver-sim",
-            ));
-        }
+        let values: Vec<&str> = self.dry_run.iter().map(String::as_str).collect();
+        crate::verbs::update::check_dry_run(&values, "DeleteOptions")?;
         match (self.propagation_policy.as_deref(), self.orphan_dependents) {
             (Some(_), Some(_)) => Err(errors::invalid(
                 "meta.k8s.io",
@@ -163,6 +161,22 @@ pub fn delete(
             is_namespace || !current.finalizers().is_empty() || added_finalizer.is_some();
         if current.is_deleting() {
             return Ok(Deleted::Pending(current));
+        }
+        if !opts.dry_run.is_empty() {
+            // dryRun=All: the answer the delete would give, nothing written.
+            if !graceful {
+                return Ok(Deleted::Removed(current));
+            }
+            let Value::Object(mut marked) = current.to_value() else {
+                return Err(errors::internal("stored object is not a JSON object"));
+            };
+            mark_deleting(info, &mut marked, added_finalizer, current.rv())?;
+            let object = Value::Object(marked);
+            return Ok(Deleted::Pending(StoredObject::from_value(
+                &object,
+                current.rv(),
+                &info.selectable_fields,
+            )));
         }
         if graceful {
             let expected = current.rv();

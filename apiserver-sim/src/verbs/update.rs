@@ -8,12 +8,16 @@
 //! `metadata.generation` is bumped when anything but metadata (and a subresource status)
 //! changed; no new finalizers may be added to an object being deleted; and once an object
 //! being deleted has no finalizers left it is removed (watchers see MODIFIED then DELETED).
+//! Writes from requests record `metadata.managedFields` ([`crate::managed_fields`]);
+//! `dryRun=All` runs every step but the write and answers the object as it would be, with
+//! the resourceVersion it has now.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crate::errors::{self, ApiResult, FieldError};
+use crate::managed_fields::{self, Writer};
 use crate::resources::ResourceInfo;
 use crate::state::SimState;
 use crate::store::{StoreError, StoredObject, object_key};
@@ -40,6 +44,93 @@ pub struct Updated {
     pub removed: bool,
 }
 
+/// The options of a write request that the verbs honour: who writes, `dryRun`, `force`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// The manager recorded in managedFields.
+    pub writer: Writer,
+    /// `dryRun=All`: everything but the write.
+    pub dry_run: bool,
+    /// `force` (apply only), when given.
+    pub force: Option<bool>,
+    /// Whether `fieldManager` was given.
+    pub field_manager_given: bool,
+}
+
+impl WriteOptions {
+    /// Reads `fieldManager`, `dryRun` and `force` from a request's query; `options_kind` is
+    /// `CreateOptions`, `UpdateOptions` or `PatchOptions` (named in 422 answers).
+    pub fn parse(
+        query: &[(String, String)],
+        user_agent: &str,
+        status: bool,
+        options_kind: &str,
+    ) -> ApiResult<WriteOptions> {
+        let param = |key: &str| {
+            query
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        let dry: Vec<&str> = query
+            .iter()
+            .filter(|(k, v)| k == "dryRun" && !v.is_empty())
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let dry_run = check_dry_run(&dry, options_kind)?;
+        let force = match param("force") {
+            None => None,
+            Some("true" | "1" | "t" | "T" | "TRUE" | "True") => Some(true),
+            Some("false" | "0" | "f" | "F" | "FALSE" | "False") => Some(false),
+            Some(other) => {
+                return Err(errors::bad_request(format!(
+                    "invalid value for force: {other:?}"
+                )));
+            }
+        };
+        let field_manager = param("fieldManager").filter(|m| !m.is_empty());
+        Ok(WriteOptions {
+            writer: Writer::from_request(field_manager, user_agent, status),
+            dry_run,
+            force,
+            field_manager_given: field_manager.is_some(),
+        })
+    }
+}
+
+/// Validates `dryRun` values (only `All`): whether the request is a dry run, or 422
+/// `<options_kind>.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["x"]: ...` as
+/// kube-apiserver answers.
+pub fn check_dry_run(values: &[&str], options_kind: &str) -> ApiResult<bool> {
+    if values.iter().all(|v| *v == "All") {
+        return Ok(!values.is_empty());
+    }
+    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    Err(errors::invalid(
+        "meta.k8s.io",
+        options_kind,
+        "",
+        &[FieldError {
+            reason: "FieldValueNotSupported",
+            field: "dryRun".into(),
+            detail: format!(
+                "Unsupported value: [{}]: supported values: \"All\"",
+                quoted.join(" ")
+            ),
+        }],
+    ))
+}
+
+/// How a write is carried out beyond its content.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Write<'a> {
+    /// Record an `Update` of this writer in managedFields (`None`: the new object's
+    /// managedFields are already right, or the write is the server's own).
+    pub record: Option<&'a Writer>,
+    /// Compute, check and answer, but do not store.
+    pub dry_run: bool,
+}
+
 /// Reads the current object, computes its new version with `mutate`, and writes it.
 /// Without a resourceVersion in the new object, conflicts are retried with a fresh read.
 pub fn guaranteed_update(
@@ -48,6 +139,19 @@ pub fn guaranteed_update(
     namespace: &str,
     name: &str,
     part: Part,
+    mutate: impl FnMut(&Map<String, Value>) -> ApiResult<Map<String, Value>>,
+) -> ApiResult<Updated> {
+    guaranteed_update_as(state, info, namespace, name, part, Write::default(), mutate)
+}
+
+/// [`guaranteed_update`] with managedFields recorded for a writer, or as a dry run.
+pub fn guaranteed_update_as(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    part: Part,
+    write: Write<'_>,
     mut mutate: impl FnMut(&Map<String, Value>) -> ApiResult<Map<String, Value>>,
 ) -> ApiResult<Updated> {
     let ks = info.keyspace();
@@ -67,6 +171,20 @@ pub fn guaranteed_update(
             }
         }
         prepare_for_update(info, &old, &mut new, part, namespace, name)?;
+        if let Some(writer) = write.record {
+            managed_fields::record_update(info, Some(&old), &mut new, writer);
+        }
+        if write.dry_run {
+            meta_mut(&mut new).insert("resourceVersion".into(), json!(current.rv().to_string()));
+            return Ok(Updated {
+                object: StoredObject::from_value(
+                    &Value::Object(new),
+                    current.rv(),
+                    &info.selectable_fields,
+                ),
+                removed: false,
+            });
+        }
         match state.store.update(
             &ks,
             Value::Object(new),
@@ -108,13 +226,26 @@ pub fn guaranteed_update(
     ))
 }
 
-/// Replaces the object with `body` (a `PUT`).
+/// Replaces the object with `body` (a `PUT`), recording nothing in managedFields.
 pub fn update(
     state: &SimState,
     info: &ResourceInfo,
     namespace: &str,
     name: &str,
     part: Part,
+    body: Map<String, Value>,
+) -> ApiResult<Updated> {
+    update_as(state, info, namespace, name, part, Write::default(), body)
+}
+
+/// Replaces the object with `body` (a `PUT`) as `write` says.
+pub fn update_as(
+    state: &SimState,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    part: Part,
+    write: Write<'_>,
     body: Map<String, Value>,
 ) -> ApiResult<Updated> {
     let body_name = body
@@ -127,7 +258,9 @@ pub fn update(
             "the name of the object ({body_name}) does not match the name on the URL ({name})"
         )));
     }
-    guaranteed_update(state, info, namespace, name, part, |_| Ok(body.clone()))
+    guaranteed_update_as(state, info, namespace, name, part, write, |_| {
+        Ok(body.clone())
+    })
 }
 
 fn finalizer_set(obj: &Map<String, Value>) -> Vec<String> {
@@ -181,15 +314,20 @@ pub fn prepare_for_update(
         ));
     }
     if part == Part::Status {
-        // A status write changes status only: spec and metadata stay as stored.
+        // A status write changes status only: spec and metadata stay as stored (an apply's
+        // managedFields, already computed, are kept).
         let status = new.remove("status");
         let rv = meta_str(new, "resourceVersion").to_owned();
+        let managed = meta_mut(new).remove("managedFields");
         *new = old.clone();
         match status {
             Some(s) => new.insert("status".into(), s),
             None => new.remove("status"),
         };
         meta_mut(new).insert("resourceVersion".into(), Value::String(rv));
+        if let Some(m) = managed {
+            meta_mut(new).insert("managedFields".into(), m);
+        }
         return Ok(());
     }
     if info.status_subresource {

@@ -1,4 +1,6 @@
-//! A stock kubectl (1.32, from PATH) against the simulator.
+//! A stock kubectl (1.32, from PATH) against the simulator: get, apply (client- and
+//! server-side, with field-manager conflicts), create, patch, wait, watch, delete, and
+//! managedFields as `kubectl get -o yaml --show-managed-fields` prints them.
 
 use std::process::Output;
 
@@ -67,16 +69,7 @@ spec: {size: 1}
 
 #[tokio::test]
 async fn kubectl_gets_applies_patches_watches_and_deletes() {
-    let sim = ApiServerSim::start(SimConfig::default().with_tls().with_token("kubectl-token"))
-        .await
-        .expect("start");
-    let dir = std::env::temp_dir().join(format!("apiserver-sim-kubectl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let kubeconfig = dir.join("config");
-    std::fs::write(&kubeconfig, sim.kubeconfig()).expect("kubeconfig");
-    let k = Kubectl { kubeconfig };
-    let cache = dir.join("cache");
-    let cache_flag = format!("--cache-dir={}", cache.display());
+    let (_sim, k, cache_flag, dir) = kubectl_for("main").await;
     let cf = cache_flag.as_str();
 
     let out = k.ok(&[cf, "get", "namespaces"], None).await;
@@ -159,9 +152,33 @@ async fn kubectl_gets_applies_patches_watches_and_deletes() {
             .contains("application/strategic-merge-patch+json is not supported")
     );
 
+    // spec.size belongs to kubectl-patch now: applying another value conflicts (as with
+    // kube-apiserver 1.36.2), --force-conflicts takes it over.
+    let conflict = k
+        .run(
+            &[cf, "apply", "--server-side", "--validate=false", "-f", "-"],
+            Some(WIDGET),
+        )
+        .await;
+    assert!(!conflict.status.success());
+    let stderr = String::from_utf8_lossy(&conflict.stderr);
+    assert!(
+        stderr.contains(
+            r#"Apply failed with 1 conflict: conflict with "kubectl-patch" using example.com/v1: .spec.size"#
+        ),
+        "{stderr}"
+    );
     let out = k
         .ok(
-            &[cf, "apply", "--server-side", "--validate=false", "-f", "-"],
+            &[
+                cf,
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--validate=false",
+                "-f",
+                "-",
+            ],
             Some(WIDGET),
         )
         .await;
@@ -207,5 +224,120 @@ async fn kubectl_gets_applies_patches_watches_and_deletes() {
     );
     let out = k.run(&[cf, "get", "widget", "w1"], None).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const APPLIED_CM: &str = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: owned}
+data: {a: \"1\"}
+";
+
+/// Starts a sim and a kubectl for it, with its cache flag and working directory.
+async fn kubectl_for(tag: &str) -> (ApiServerSim, Kubectl, String, std::path::PathBuf) {
+    let sim = ApiServerSim::start(SimConfig::default().with_tls().with_token("kubectl-token"))
+        .await
+        .expect("start");
+    let dir = std::env::temp_dir().join(format!(
+        "apiserver-sim-kubectl-{tag}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let kubeconfig = dir.join("config");
+    std::fs::write(&kubeconfig, sim.kubeconfig()).expect("kubeconfig");
+    let cache_flag = format!("--cache-dir={}", dir.join("cache").display());
+    (sim, Kubectl { kubeconfig }, cache_flag, dir)
+}
+
+#[tokio::test]
+async fn kubectl_server_side_apply_by_two_managers_conflicts() {
+    let (_sim, k, cf, dir) = kubectl_for("ssa").await;
+    let cf = cf.as_str();
+    let apply = |manager: &'static str| {
+        [
+            cf,
+            "apply",
+            "--server-side",
+            "--validate=false",
+            "--field-manager",
+            manager,
+            "-f",
+            "-",
+        ]
+    };
+    let out = k.ok(&apply("alice"), Some(APPLIED_CM)).await;
+    assert!(out.contains("configmap/owned serverside-applied"), "{out}");
+    let other = APPLIED_CM.replace("\"1\"", "\"2\"");
+    let conflict = k.run(&apply("bob"), Some(&other)).await;
+    assert!(!conflict.status.success());
+    // kubectl 1.32 against kube-apiserver 1.36.2 prints the same first line.
+    let stderr = String::from_utf8_lossy(&conflict.stderr);
+    assert!(
+        stderr.contains(r#"error: Apply failed with 1 conflict: conflict with "alice": .data.a"#),
+        "{stderr}"
+    );
+    let out = k
+        .ok(
+            &[cf, "get", "cm", "owned", "-o", "jsonpath={.data.a}"],
+            None,
+        )
+        .await;
+    assert_eq!(out, "1", "the conflicting apply changed nothing");
+
+    // managedFields are hidden by kubectl's -o yaml unless asked for.
+    let yaml = k.ok(&[cf, "get", "cm", "owned", "-o", "yaml"], None).await;
+    assert!(!yaml.contains("managedFields"), "{yaml}");
+    let yaml = k
+        .ok(
+            &[
+                cf,
+                "get",
+                "cm",
+                "owned",
+                "-o",
+                "yaml",
+                "--show-managed-fields",
+            ],
+            None,
+        )
+        .await;
+    for line in [
+        "  managedFields:",
+        "  - apiVersion: v1",
+        "    fieldsType: FieldsV1",
+        "        f:a: {}",
+        "    manager: alice",
+        "    operation: Apply",
+    ] {
+        assert!(yaml.contains(line), "{line:?} in {yaml}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn kubectl_get_of_an_unknown_group_says_there_is_no_such_resource_type() {
+    let (_sim, k, cf, dir) = kubectl_for("unknown").await;
+    let cf = cf.as_str();
+    let out = k.run(&[cf, "get", "things.nope.example.com"], None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("the server doesn't have a resource type \"things\""),
+        "{stderr}"
+    );
+    // The path itself answers `404 page not found` (text/plain), which kubectl reports as
+    // kube-apiserver's NotFound.
+    let out = k
+        .run(
+            &[cf, "get", "--raw", "/apis/nope.example.com/v1/things"],
+            None,
+        )
+        .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("(NotFound)") && stderr.contains("could not find the requested resource"),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod apply;
 mod crud;
 mod defaults;
 mod discovery;
