@@ -16,6 +16,9 @@
 //! * Counters ([`WorkerStats`]): succeeded, failed, panicked, cancelled, and the reconciles
 //!   running now; client-go leaves these to each controller, controller-runtime has them as
 //!   `controller_runtime_reconcile_*`.
+//! * A `reconcile` span around each reconcile (target `clientgo_workqueue::journey`, `TRACE`):
+//!   the queue, the key, the worker's index and the outcome, for the flight recorder
+//!   (`clientgo-flightrecorder`) or any tracing backend; the reconcile's requests nest in it.
 //!
 //! The workers are futures polled by the task that awaits [`WorkerPool::run`], not tasks of
 //! their own, on purpose: dropping `run`'s future drops every reconcile in flight, so none
@@ -35,6 +38,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::queue::{Processing, Queue, QueueItem};
 
@@ -138,7 +142,7 @@ impl WorkerPool {
         let reconcile = &reconcile;
         let stats = &self.stats;
         let mut pool: Vec<_> = (0..self.workers)
-            .map(|_| Box::pin(worker(queue, reconcile, stats)))
+            .map(|index| Box::pin(worker(index, queue, reconcile, stats)))
             .collect();
         // Declared after the pool, so dropped before it: a dropped `run` shuts the queue down
         // before the held keys are released, and they end as done instead of re-queued.
@@ -184,7 +188,7 @@ pub async fn run_workers<T, F, Fut, E>(
 
 /// One worker: takes keys until the queue is shut down and empty; once shutting down it
 /// starts nothing new.
-async fn worker<T, F, Fut, E>(queue: &Queue<T>, reconcile: &F, stats: &WorkerStats)
+async fn worker<T, F, Fut, E>(index: usize, queue: &Queue<T>, reconcile: &F, stats: &WorkerStats)
 where
     T: QueueItem + Display,
     F: Fn(T) -> Fut,
@@ -197,9 +201,24 @@ where
             continue;
         }
         let key = held.item().clone();
+        // The reconcile's journey span (see the flight recorder): its worker, its outcome.
+        let span = tracing::trace_span!(target: "clientgo_workqueue::journey", "reconcile",
+            stage = "reconcile", queue = queue.name(), key = %key, worker = index as u64,
+            outcome = tracing::field::Empty);
         let active = Active::new(stats);
-        let outcome = CatchUnwind(Box::pin(reconcile(key))).await;
+        let outcome = CatchUnwind(Box::pin(reconcile(key)))
+            .instrument(span.clone())
+            .await;
         active.finished();
+        span.record(
+            "outcome",
+            match &outcome {
+                Ok(Ok(())) => "ok",
+                Ok(Err(_)) => "error",
+                Err(_) => "panic",
+            },
+        );
+        drop(span);
         settle(held, outcome, stats);
     }
 }
