@@ -1,14 +1,16 @@
 //! CustomResourceDefinitions: validation, serving their resources, establishing them.
 //!
 //! Mirrors the parts of `apiextensions-apiserver` a client sees: CRD validation (name is
-//! `<plural>.<group>`, names, scope, exactly one storage version), the naming and
+//! `<plural>.<group>`, names, scope, exactly one storage version, the
+//! `api-approved.kubernetes.io` annotation in protected groups), the naming and
 //! establishing controllers (status `NamesAccepted` and `Established` set at once, with
 //! `acceptedNames` and `storedVersions`), and the CRD handler: each served version of a CRD
 //! is routed at `/apis/<group>/<version>/...` with a `status` subresource when declared;
 //! deleting the CRD stops serving it and deletes its objects (the finalizer controller's
-//! job). Differences: establishment is synchronous; multi-version CRDs share one keyspace
-//! and objects are returned as written (no conversion webhooks, no schema validation or
-//! pruning, no defaulting).
+//! job); custom resources are validated against their version's schema ([`crate::schema`]).
+//! Differences: establishment is synchronous; multi-version CRDs share one keyspace and
+//! objects are returned as written (no conversion webhooks); the schema itself is not
+//! checked for being structural.
 
 use std::collections::BTreeSet;
 
@@ -36,10 +38,11 @@ fn s<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     cur.as_str().unwrap_or("")
 }
 
-/// Validates a CRD (does nothing for other resources).
+/// Validates a CRD, or a custom resource against its schema (does nothing for other
+/// resources).
 pub fn validate(info: &ResourceInfo, obj: &Map<String, Value>) -> ApiResult<()> {
     if !is_crd(info) {
-        return Ok(());
+        return crate::schema::validate(info, obj);
     }
     let v = Value::Object(obj.clone());
     let name = s(&v, &["metadata", "name"]);
@@ -104,11 +107,54 @@ pub fn validate(info: &ResourceInfo, obj: &Map<String, Value>) -> ApiResult<()> 
             "must be spec.names.plural+\".\"+spec.group",
         ));
     }
+    errs.extend(api_approval(&v, group));
     if errs.is_empty() {
         Ok(())
     } else {
         Err(errors::invalid(&info.group, &info.kind, name, &errs))
     }
+}
+
+/// Whether `group` is one of the Kubernetes project's (`k8s.io`, `kubernetes.io` and their
+/// subdomains), where a CRD needs the `api-approved.kubernetes.io` annotation.
+fn is_protected_group(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|g| group == *g || group.ends_with(&format!(".{g}")))
+}
+
+const APPROVAL: &str = "api-approved.kubernetes.io";
+
+/// The approval check of `validateAPIApproval`: in a protected group the annotation must
+/// be a URL (as Go's `url.ParseRequestURI` accepts) or start with `unapproved`.
+fn api_approval(crd: &Value, group: &str) -> Vec<FieldError> {
+    if !is_protected_group(group) {
+        return Vec::new();
+    }
+    let field = format!("metadata.annotations[{APPROVAL}]");
+    let Some(value) = crd["metadata"]["annotations"][APPROVAL].as_str() else {
+        return vec![FieldError::required(
+            &field,
+            &format!(
+                "protected groups must have approval annotation \"{APPROVAL}\", see https://github.com/kubernetes/enhancements/pull/1111"
+            ),
+        )];
+    };
+    let scheme = value.split_once(':').is_some_and(|(s, _)| {
+        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if value.starts_with("unapproved") || value.starts_with('/') || scheme {
+        return Vec::new();
+    }
+    vec![FieldError::invalid(
+        &field,
+        value,
+        &format!(
+            "protected groups must have approval annotation \"{APPROVAL}\" with either a URL or a reason starting with \"unapproved\", see https://github.com/kubernetes/enhancements/pull/1111"
+        ),
+    )]
 }
 
 /// The resources a stored CRD serves.
@@ -154,6 +200,9 @@ pub fn resources_of(crd: &Value) -> Vec<ResourceInfo> {
                     short_names: short_names.clone(),
                     selectable_fields: Vec::new(),
                     name_is_label: false,
+                    schema: v["schema"]["openAPIV3Schema"]
+                        .is_object()
+                        .then(|| std::sync::Arc::new(v["schema"]["openAPIV3Schema"].clone())),
                 })
                 .collect()
         })

@@ -33,6 +33,7 @@ pub mod manifests;
 pub mod patch;
 pub mod requests;
 pub mod resources;
+pub mod schema;
 pub mod server;
 pub mod state;
 pub mod store;

@@ -7,6 +7,9 @@
 //! strategic merge patch is allowed (built-ins only). Each resource has its own keyspace in
 //! the store, named `group/plural` like etcd's `/registry/<group>/<plural>`.
 //!
+//! A custom resource's version also carries its `openAPIV3Schema`, which prunes, defaults
+//! and validates its objects ([`crate::schema`]).
+//!
 //! Differences: every resource is served at exactly one version (no conversion), and the
 //! selectable fields are a fixed per-type list instead of each type's field-label function.
 
@@ -14,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
+use serde_json::Value;
 
 /// What the server knows about one served resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +48,8 @@ pub struct ResourceInfo {
     pub selectable_fields: Vec<String>,
     /// Name validation: `true` for DNS-1123 labels (namespaces), `false` for subdomains.
     pub name_is_label: bool,
+    /// The structural schema (`openAPIV3Schema`) of a custom resource's version.
+    pub schema: Option<Arc<Value>>,
 }
 
 impl ResourceInfo {
@@ -95,6 +101,7 @@ fn builtin(
         short_names: short.iter().map(|s| (*s).to_owned()).collect(),
         selectable_fields: fields.iter().map(|s| (*s).to_owned()).collect(),
         name_is_label: plural == "namespaces",
+        schema: None,
     }
 }
 

@@ -8,7 +8,8 @@
 //! mistyped field (`"labels": 3`) is a 400, as in the real server.
 //!
 //! Differences: per-type spec validation is not done (a Pod without containers is accepted);
-//! only the CRD fields the server itself needs are checked (see [`crate::crd`]).
+//! only the CRD fields the server itself needs are checked (see [`crate::crd`]); custom
+//! resources are checked against their schema ([`crate::schema`]).
 
 use clientgo_apimachinery::ObjectMeta;
 use serde_json::{Map, Value};
@@ -103,13 +104,7 @@ pub fn check_type_and_meta(info: &ResourceInfo, obj: &mut Map<String, Value>) ->
             obj.insert("kind".into(), Value::String(info.kind.clone()));
         }
         Some(Value::String(k)) if *k == info.kind => {}
-        Some(other) => {
-            return Err(errors::bad_request(format!(
-                "the kind in the data ({}) does not match the expected kind ({})",
-                other.as_str().unwrap_or(""),
-                info.kind
-            )));
-        }
+        Some(other) => return Err(kind_mismatch(info, other.as_str().unwrap_or(""), obj)),
     }
     let meta = obj
         .entry("metadata")
@@ -143,7 +138,51 @@ pub fn check_type_and_meta(info: &ResourceInfo, obj: &mut Map<String, Value>) ->
         }
     }
     crate::defaults::on_decode(info, obj);
+    crate::schema::on_decode(info, obj);
     Ok(())
+}
+
+/// The answer to a body of another kind. For a custom resource, 422 `kind: Invalid value:
+/// "X": must be <Kind>`; for a built-in, the decoder's 400, worded as kube-apiserver 1.36
+/// words it (a kind of the same group version cannot be converted, any other kind is not
+/// registered; the sim knows only the kinds it serves).
+fn kind_mismatch(info: &ResourceInfo, kind: &str, obj: &Map<String, Value>) -> errors::ApiError {
+    if !info.strategic_merge {
+        let name = obj
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let why = format!("must be {}", info.kind);
+        return errors::invalid(
+            &info.group,
+            kind,
+            name,
+            &[FieldError::invalid("kind", kind, &why)],
+        );
+    }
+    let known = crate::resources::builtins()
+        .iter()
+        .any(|r| r.group == info.group && r.version == info.version && r.kind == kind);
+    let reason = if known {
+        let internal = match info.group.as_str() {
+            "" | "events.k8s.io" => "core",
+            group => group.split('.').next().unwrap_or(group),
+        };
+        format!(
+            "converting ({}.{kind}) to ({internal}.{}): unknown conversion",
+            info.version, info.kind
+        )
+    } else {
+        format!(
+            "no kind {kind:?} is registered for version {:?} in scheme \"pkg/api/legacyscheme/scheme.go:30\"",
+            info.api_version()
+        )
+    };
+    errors::bad_request(format!(
+        "{kind} in version {:?} cannot be handled as a {}: {reason}",
+        info.version, info.kind
+    ))
 }
 
 /// The `metadata` object of a checked object.

@@ -16,5 +16,6 @@ mod observed;
 mod partial;
 mod patch;
 mod scale;
+mod schema;
 mod tls_auth;
 mod watch;

@@ -20,13 +20,10 @@ pub const UNKNOWN_PATHS: &str =
     "an unserved group answers a JSON 404 Status, the real server text/plain `404 page not found`";
 pub const LAST_FINALIZER: &str =
     "removing the last finalizer sends MODIFIED then DELETED, the real server one DELETED";
-pub const CR_SCHEMAS: &str = "custom resource schemas are neither enforced nor used for pruning";
 pub const DELETE_ANSWERS: &str =
     "DELETE of a Pod or a CRD answers a Success Status, the real server the object";
 pub const SMP_ORDER: &str =
     "strategic merge appends new list items, the real server puts the patch's items first";
-pub const DEFAULTS: &str =
-    "built-in defaults (containers, CRD conversion) and the namespace name label are not set";
 pub const OTHER_RESOURCES: &str = "other built-in resources (StatefulSets, ...) are not served";
 pub const YAML_BODIES: &str = "YAML apply bodies are refused (400)";
 pub const PROTOBUF: &str =
@@ -100,8 +97,7 @@ fn creates() -> Vec<Step> {
             "create: namespace Active with spec.finalizers",
             "/api/v1/namespaces",
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "{pages}"}}),
-        )
-        .known("/body/metadata/labels", DEFAULTS),
+        ),
         get(
             "namespace/get-missing",
             "get: NotFound",
@@ -302,31 +298,30 @@ fn patches() -> Vec<Step> {
         .picks(&[
             Pick::At("/metadata/name"),
             Pick::At("/metadata/generation"),
+            Pick::At("/spec"),
+            Pick::At("/status"),
             Pick::At("/spec/replicas"),
             Pick::At("/spec/selector"),
             Pick::At("/spec/template/metadata"),
             Pick::Order(containers),
             Pick::At("/spec/template/spec/containers/0/image"),
         ]),
-        with_container_defaults(
-            patch(
-                "patch/strategic-deployment",
-                "patch: strategic merge by merge key",
-                "/apis/apps/v1/namespaces/{ns}/deployments/web",
-                STRATEGIC,
-                json!({"spec": {"replicas": 2, "template": {"spec": {"containers": [
-                    {"name": "sidecar", "image": "busybox:1"},
-                    {"name": "app", "env": [{"name": "B", "value": "2"}]}]}}}}),
-            )
-            .picks(&[
-                Pick::At("/metadata/generation"),
-                Pick::At("/spec/replicas"),
-                Pick::Order(containers),
-                Pick::SortedByName(containers),
-            ])
-            .known("/body/order(spec.template.spec.containers)", SMP_ORDER),
-            "sorted(spec.template.spec.containers)",
-        ),
+        patch(
+            "patch/strategic-deployment",
+            "patch: strategic merge by merge key",
+            "/apis/apps/v1/namespaces/{ns}/deployments/web",
+            STRATEGIC,
+            json!({"spec": {"replicas": 2, "template": {"spec": {"containers": [
+                {"name": "sidecar", "image": "busybox:1"},
+                {"name": "app", "env": [{"name": "B", "value": "2"}]}]}}}}),
+        )
+        .picks(&[
+            Pick::At("/metadata/generation"),
+            Pick::At("/spec/replicas"),
+            Pick::Order(containers),
+            Pick::SortedByName(containers),
+        ])
+        .known("/body/order(spec.template.spec.containers)", SMP_ORDER),
         post(
             "create/pod",
             "create: Pod status.phase Pending (the fields written)",
@@ -336,38 +331,22 @@ fn patches() -> Vec<Step> {
         .picks(&[
             Pick::At("/metadata/name"),
             Pick::Names("/spec/containers"),
-            Pick::At("/status/phase"),
+            Pick::At("/spec"),
+            Pick::At("/status"),
         ]),
-        with_container_defaults(
-            patch(
-                "patch/strategic-pod",
-                "patch: strategic merge on a Pod",
-                "/api/v1/namespaces/{ns}/pods/p",
-                STRATEGIC,
-                json!({"metadata": {"labels": {"a": "b"}},
-                    "spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}),
-            )
-            .picks(&[
-                Pick::At("/metadata/labels"),
-                Pick::SortedByName("/spec/containers"),
-            ]),
-            "sorted(spec.containers)",
-        ),
+        patch(
+            "patch/strategic-pod",
+            "patch: strategic merge on a Pod",
+            "/api/v1/namespaces/{ns}/pods/p",
+            STRATEGIC,
+            json!({"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}),
+        )
+        .picks(&[
+            Pick::At("/metadata/labels"),
+            Pick::SortedByName("/spec/containers"),
+        ]),
     ]
-}
-
-/// The container fields the real server defaults, known differences under `containers`
-/// (a compared label such as `sorted(spec.containers)`).
-fn with_container_defaults(mut step: Step, containers: &str) -> Step {
-    for field in [
-        "imagePullPolicy",
-        "resources",
-        "terminationMessagePath",
-        "terminationMessagePolicy",
-    ] {
-        step = step.known(format!("/body/{containers}/*/{field}"), DEFAULTS);
-    }
-    step
 }
 
 fn apply() -> Vec<Step> {

@@ -5,8 +5,8 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::script::{
-    APPLY, CR_SCHEMAS, DEFAULTS, DELETE_ANSWERS, MANAGED_FIELDS, MERGE, OTHER_RESOURCES, STRATEGIC,
-    UNKNOWN_PATHS, delete, get, patch, post,
+    APPLY, DELETE_ANSWERS, MANAGED_FIELDS, MERGE, OTHER_RESOURCES, STRATEGIC, UNKNOWN_PATHS,
+    delete, get, patch, post,
 };
 use super::step::{Pick, Step};
 
@@ -46,7 +46,14 @@ fn widget(name: &str, spec: Value) -> Value {
 
 pub fn custom_resources() -> Vec<Step> {
     let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
-        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}});
+        "spec": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0},
+            "mode": {"type": "string", "enum": ["fast", "slow"], "default": "fast"}}}}}});
+    let protected = json!({"apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition", "metadata": {"name": "widgets.{ns}.k8s.io"},
+        "spec": {"group": "{ns}.k8s.io", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.{group}"},
         "spec": {"group": "{group}", "scope": "Namespaced",
@@ -63,13 +70,18 @@ pub fn custom_resources() -> Vec<Step> {
         )
         .known_difference(UNKNOWN_PATHS),
         post(
+            "crd/protected-group",
+            "create: a CRD in a protected group without api-approved.kubernetes.io 422",
+            CRDS,
+            protected,
+        ),
+        post(
             "crd/create",
             "create: a CRD (the fields written)",
             CRDS,
             crd,
         )
-        .picks(&[Pick::At("/metadata/name"), Pick::At("/spec")])
-        .known("/body/spec/conversion", DEFAULTS),
+        .picks(&[Pick::At("/metadata/name"), Pick::At("/spec")]),
         Step::wait_established(
             "crd/established",
             "CRD: Established",
@@ -136,15 +148,26 @@ pub fn custom_resources() -> Vec<Step> {
             "create: schema validation",
             WIDGETS,
             widget("w3", json!({"size": "big"})),
-        )
-        .known_difference(CR_SCHEMAS),
+        ),
         post(
             "cr/unknown-field",
             "create: pruning unknown fields",
             WIDGETS,
             widget("w4", json!({"size": 1, "colour": "red"})),
-        )
-        .known_difference(CR_SCHEMAS),
+        ),
+        post(
+            "cr/kind-mismatch",
+            "create: a custom resource of another kind 422",
+            WIDGETS,
+            json!({"apiVersion": "{group}/v1", "kind": "Gadget", "metadata": {"name": "w5"}}),
+        ),
+        patch(
+            "cr/patch-violation",
+            "patch: schema validation (enum) 422",
+            w1,
+            MERGE,
+            json!({"spec": {"mode": "warp"}}),
+        ),
         delete(
             "crd/delete",
             "delete: a CRD",
