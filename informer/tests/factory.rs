@@ -6,11 +6,10 @@
 
 mod cache_support;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cache_support::{eventually, settle};
+use cache_support::{ConfigMap, eventually, settle};
 use clientgo_apimachinery::{
     ApiResource, DynamicObject, GroupVersionResource, Object, ObjectMeta, Resource, impl_object,
 };
@@ -25,23 +24,6 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const WAIT: Duration = Duration::from_secs(60);
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct ConfigMap {
-    #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default)]
-    data: BTreeMap<String, String>,
-}
-impl_object!(ConfigMap);
-
-impl Resource for ConfigMap {
-    const GROUP: &'static str = "";
-    const VERSION: &'static str = "v1";
-    const KIND: &'static str = "ConfigMap";
-    const PLURAL: &'static str = "configmaps";
-    const NAMESPACED: bool = true;
-}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 struct Lease {

@@ -26,11 +26,12 @@
 //! server returned ([`Deleted`]: the object or list when deletion is graceful or blocked by
 //! finalizers, a `Status` when it is done), where client-go drops it.
 
+use std::any::Any;
 use std::marker::PhantomData;
 
 use clientgo_apimachinery::{
     ApiResource, DynamicObject, GroupVersionResource, ObjectList, PartialObjectMetadata, Resource,
-    Status,
+    Status, TypeMeta,
 };
 use http::Method;
 use http::header::ACCEPT;
@@ -287,7 +288,7 @@ impl<T> ResourceClient<T> {
     /// [`list_partial`](Self::list_partial) to see those errors.
     pub async fn list(&self, params: &ListParams) -> Result<ObjectList<T>, Error>
     where
-        T: DeserializeOwned,
+        T: DeserializeOwned + 'static,
     {
         Ok(self.list_partial(params).await?.list)
     }
@@ -295,7 +296,7 @@ impl<T> ResourceClient<T> {
     /// [`list`](Self::list), with the errors of the items left out.
     pub async fn list_partial(&self, params: &ListParams) -> Result<PartialList<T>, Error>
     where
-        T: DeserializeOwned,
+        T: DeserializeOwned + 'static,
     {
         let request = self.accept(params.apply(self.request(Method::GET)), true);
         let (body, undecodable) = list_body(request).await?;
@@ -426,7 +427,7 @@ impl<T> ResourceClient<T> {
         list: &ListParams,
     ) -> Result<Deleted<ObjectList<T>>, Error>
     where
-        T: DeserializeOwned,
+        T: DeserializeOwned + 'static,
     {
         let request = params.apply(list.apply(self.request(Method::DELETE)));
         Ok(list_body(self.accept(request, true)).await?.0)
@@ -453,8 +454,9 @@ pub struct PartialList<T> {
 
 /// Sends `request` and decodes the list it answers as it arrives, or the Status in its place
 /// (a `Failure` one is an error, as [`deleted`] makes it); items that do not decode are left
-/// out, logged and counted, and their errors returned.
-async fn list_body<T: DeserializeOwned>(
+/// out, logged and counted, and their errors returned. Dynamic objects get the list's type
+/// where they carry none ([`fill_item_types`]).
+async fn list_body<T: DeserializeOwned + 'static>(
     request: Request,
 ) -> Result<(Deleted<ObjectList<T>>, Vec<DecodeError>), Error> {
     let client = request.client.clone();
@@ -473,7 +475,10 @@ async fn list_body<T: DeserializeOwned>(
         }
     }
     let body = match decoder.finish()? {
-        ListBody::List(list) => Deleted::Object(list),
+        ListBody::List(mut list) => {
+            fill_item_types(&mut list);
+            Deleted::Object(list)
+        }
         ListBody::Status(status) if status.is_failure() => {
             return Err(ApiError {
                 status: *status,
@@ -484,6 +489,21 @@ async fn list_body<T: DeserializeOwned>(
         ListBody::Status(status) => Deleted::Status(status),
     };
     Ok((body, undecodable))
+}
+
+/// Gives the items of a list of [`DynamicObject`]s that carry neither `apiVersion` nor `kind`
+/// the list's `apiVersion` and its `kind` without `List`, as client-go's unstructured list
+/// decoder does: kube-apiserver writes the items of built-in types' lists without them (only
+/// custom resources' items carry them). Other item types are left alone: typed ones know
+/// their type, and `serde_json::Value` items are what the server sent.
+fn fill_item_types<T: 'static>(list: &mut ObjectList<T>) {
+    let Some(list) = (list as &mut dyn Any).downcast_mut::<ObjectList<DynamicObject>>() else {
+        return;
+    };
+    let kind = list.kind.strip_suffix("List").unwrap_or(&list.kind);
+    for item in list.items.iter_mut().filter(|i| i.types.is_none()) {
+        item.types = Some(TypeMeta::new(list.api_version.clone(), kind));
+    }
 }
 
 /// The object, or the Status a delete answered with.

@@ -309,7 +309,13 @@ fn list_json(info: &ResourceInfo, items: &[Arc<StoredObject>], meta: &Value) -> 
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(o.json());
+        // Items of built-in types carry no apiVersion/kind (typed lists); custom resources'
+        // do (unstructured lists), as kube-apiserver writes them.
+        if info.strategic_merge {
+            o.write_without_type_meta(&mut out);
+        } else {
+            out.extend_from_slice(o.json());
+        }
     }
     out.extend_from_slice(b"],\"kind\":");
     out.extend_from_slice(&serde_json::to_vec(&info.list_kind).unwrap_or_default());

@@ -8,11 +8,13 @@
 //! object is its JSON size plus those small fields. Mutations parse the JSON again
 //! ([`StoredObject::to_value`]), which is what the real server does on every write too.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clientgo_apimachinery::fields::FieldSelector;
 use clientgo_apimachinery::labels::{Labels, Selector};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// A sorted list of `(key, value)` string pairs (labels or selectable fields), packed in
 /// one allocation as `key\0value\0key\0value\0...`: lookups scan, which is fast for the
@@ -187,6 +189,33 @@ impl StoredObject {
         &self.json
     }
 
+    /// Appends the object's JSON without its top-level `apiVersion` and `kind`: how a
+    /// built-in type's item is written in a list (kube-apiserver encodes typed lists whose
+    /// items have an empty `TypeMeta`; only the list carries them). Reads the object's
+    /// top level only, borrowing every member's text.
+    pub fn write_without_type_meta(&self, out: &mut Vec<u8>) {
+        let Ok(members) = serde_json::from_slice::<BTreeMap<String, &RawValue>>(&self.json) else {
+            out.extend_from_slice(&self.json);
+            return;
+        };
+        out.push(b'{');
+        let mut first = true;
+        for (key, value) in members
+            .iter()
+            .filter(|(k, _)| k.as_str() != "apiVersion" && k.as_str() != "kind")
+        {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            // A string always serializes.
+            let _ = serde_json::to_writer(&mut *out, key);
+            out.push(b':');
+            out.extend_from_slice(value.get().as_bytes());
+        }
+        out.push(b'}');
+    }
+
     /// The object parsed again, for modification.
     pub fn to_value(&self) -> Value {
         serde_json::from_slice(&self.json).unwrap_or(Value::Null)
@@ -293,5 +322,20 @@ mod tests {
         assert!(!o.matches(&sel, &f));
         assert_eq!(o.to_value(), v);
         assert!(o.heap_size() < 2 * o.json().len() + 400);
+    }
+
+    #[test]
+    fn list_items_of_built_ins_leave_out_type_meta() {
+        // `data` holds a `kind` key: only the top-level members go.
+        let v = json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},
+            "data":{"kind":"x","apiVersion":"y"}});
+        let o = StoredObject::from_value(&v, 3, &[]);
+        let mut out = Vec::new();
+        o.write_without_type_meta(&mut out);
+        let item: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            item,
+            json!({"metadata":{"name":"c"},"data":{"kind":"x","apiVersion":"y"}})
+        );
     }
 }

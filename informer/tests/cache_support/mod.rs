@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, ObjectMeta, impl_object};
+use clientgo_apimachinery::{ApiResource, ObjectMeta, Resource, impl_object};
 use clientgo_informer::{DeleteEvent, ResourceEventHandler};
 use parking_lot::Mutex;
 
@@ -196,6 +196,24 @@ mod source;
 pub use lister_watcher::FakeListerWatcher;
 #[allow(unused_imports)]
 pub use source::FakeSource;
+
+/// A typed core ConfigMap (metadata and data), for typed informers against apiserver-sim.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConfigMap {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub data: BTreeMap<String, String>,
+}
+impl_object!(ConfigMap);
+
+impl Resource for ConfigMap {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ConfigMap";
+    const PLURAL: &'static str = "configmaps";
+    const NAMESPACED: bool = true;
+}
 
 /// The core ConfigMap resource, for tests against apiserver-sim.
 pub fn config_maps() -> ApiResource {

@@ -97,14 +97,23 @@ pub fn namespace(sim: &ApiServerSim, name: &str) {
     .expect("the namespace is created");
 }
 
+/// The namespaced resource `plural` (kind `kind`) of `group`, version `v1`.
+pub fn namespaced_v1(group: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: group.into(),
+        version: "v1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        namespaced: true,
+    }
+}
+
+/// The core ConfigMap resource.
+pub fn config_map_resource() -> ApiResource {
+    namespaced_v1("", "ConfigMap", "configmaps")
+}
+
 /// A dynamic client of ConfigMaps in `namespace`.
 pub fn config_maps(client: &RestClient, namespace: &str) -> DynamicClient {
-    let resource = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
-    DynamicClient::from_api_resource(client, &resource, Some(namespace))
+    DynamicClient::from_api_resource(client, &config_map_resource(), Some(namespace))
 }

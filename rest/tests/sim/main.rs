@@ -11,6 +11,7 @@ mod common;
 mod custom;
 mod discovery;
 mod errors;
+mod list_items;
 mod retry;
 mod stalls;
 mod verbs;
