@@ -15,7 +15,6 @@ use super::step::{Pick, Step};
 
 pub const MANAGED_FIELDS: &str = "no managedFields";
 pub const APPLY_CONFLICTS: &str = "server-side apply never answers a field-manager conflict (409)";
-pub const LIST_ITEM_KIND: &str = "items of built-in lists carry apiVersion and kind";
 pub const UNKNOWN_PATHS: &str =
     "an unserved group answers a JSON 404 Status, the real server text/plain `404 page not found`";
 pub const LAST_FINALIZER: &str =
