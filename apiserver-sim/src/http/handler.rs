@@ -154,6 +154,15 @@ where
             serde_json::to_vec(&v).unwrap_or_default(),
         ))
     };
+    if r == Route::NotFound {
+        let mut segments = req.uri().path().split('/').skip(1);
+        let group = match (segments.next(), segments.next()) {
+            (Some("api"), _) => "",
+            (Some("apis"), Some(group)) => group,
+            _ => return Ok(page_not_found()),
+        };
+        return not_served(&state, group);
+    }
     if req.method() != Method::GET && !matches!(r, Route::Resource(_)) {
         return Err(errors::method_not_allowed());
     }
@@ -162,20 +171,23 @@ where
         Route::CoreVersions => return json_doc(discovery::core_versions(server_address)),
         Route::Groups => return json_doc(discovery::groups(&state.registry)),
         Route::Group(g) => {
-            return discovery::group(&state.registry, &g)
-                .map_or_else(|| Err(errors::no_route()), json_doc);
+            return match discovery::group(&state.registry, &g) {
+                Some(doc) => json_doc(doc),
+                None => not_served(&state, &g),
+            };
         }
         Route::GroupVersion(g, v) => {
-            return discovery::resources(&state.registry, &g, &v)
-                .map_or_else(|| Err(errors::no_route()), json_doc);
+            return match discovery::resources(&state.registry, &g, &v) {
+                Some(doc) => json_doc(doc),
+                None => not_served(&state, &g),
+            };
         }
         Route::Health | Route::Admin(_) | Route::NotFound => return Err(errors::no_route()),
         Route::Resource(p) => p,
     };
-    let info = state
-        .registry
-        .get(&path.group, &path.version, &path.plural)
-        .ok_or_else(errors::no_route)?;
+    let Some(info) = state.registry.get(&path.group, &path.version, &path.plural) else {
+        return not_served(&state, &path.group);
+    };
     if (path.namespace.is_some() && !info.namespaced)
         || (info.namespaced && path.namespace.is_none() && path.name.is_some())
         || path
@@ -272,6 +284,28 @@ where
         return Ok(body::cut(status, bytes));
     }
     Ok(response)
+}
+
+/// The answer to a path nothing serves under `group`: a built-in group's own handler answers
+/// a JSON 404 Status; anything else (an unknown group, a custom resource without its CRD or
+/// version) falls through kube-apiserver's handler chain to its last handler, Go's
+/// `http.NotFound`: `404 page not found` as `text/plain`.
+fn not_served(state: &State, group: &str) -> ApiResult<Response<Body>> {
+    let built_in = state
+        .registry
+        .all()
+        .iter()
+        .any(|r| r.strategic_merge && r.group == group);
+    if built_in {
+        Err(errors::no_route())
+    } else {
+        Ok(page_not_found())
+    }
+}
+
+/// Go's `http.NotFound`.
+fn page_not_found() -> Response<Body> {
+    body::text(StatusCode::NOT_FOUND, "404 page not found\n")
 }
 
 fn object_response(ctx: &Ctx, code: StatusCode, obj: &StoredObject) -> ApiResult<Response<Body>> {

@@ -18,4 +18,5 @@ mod patch;
 mod scale;
 mod schema;
 mod tls_auth;
+mod unserved;
 mod watch;

@@ -15,8 +15,6 @@ use super::step::{Pick, Step};
 
 pub const MANAGED_FIELDS: &str = "no managedFields";
 pub const APPLY_CONFLICTS: &str = "server-side apply never answers a field-manager conflict (409)";
-pub const UNKNOWN_PATHS: &str =
-    "an unserved group answers a JSON 404 Status, the real server text/plain `404 page not found`";
 pub const LAST_FINALIZER: &str =
     "removing the last finalizer sends MODIFIED then DELETED, the real server one DELETED";
 pub const DELETE_ANSWERS: &str =

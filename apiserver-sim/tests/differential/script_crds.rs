@@ -5,8 +5,8 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::script::{
-    APPLY, DELETE_ANSWERS, MANAGED_FIELDS, MERGE, OTHER_RESOURCES, STRATEGIC, UNKNOWN_PATHS,
-    delete, get, patch, post,
+    APPLY, DELETE_ANSWERS, MANAGED_FIELDS, MERGE, OTHER_RESOURCES, STRATEGIC, delete, get, patch,
+    post,
 };
 use super::step::{Pick, Step};
 
@@ -17,10 +17,36 @@ pub fn unknown_paths() -> Vec<Step> {
     vec![
         get(
             "unknown/group",
-            "an unknown group",
+            "an unknown group: 404 page not found",
             "/apis/nope.example.com/v1/things",
-        )
-        .known_difference(UNKNOWN_PATHS),
+        ),
+        get(
+            "unknown/group-discovery",
+            "an unknown group's discovery: 404 page not found",
+            "/apis/nope.example.com",
+        ),
+        get(
+            "unknown/group-version-discovery",
+            "an unknown group version's discovery: 404 page not found",
+            "/apis/nope.example.com/v1",
+        ),
+        post(
+            "unknown/group-create",
+            "a create in an unknown group: 404 page not found",
+            "/apis/nope.example.com/v1/namespaces/{ns}/things",
+            json!({"apiVersion": "nope.example.com/v1", "kind": "Thing",
+                "metadata": {"name": "t"}}),
+        ),
+        get(
+            "unknown/path",
+            "a path outside the API: 404 page not found",
+            "/nope",
+        ),
+        get(
+            "unknown/core-subresource",
+            "an unknown subresource of a built-in: 404 NotFound",
+            "/api/v1/namespaces/{ns}/configmaps/cm-a/nothing",
+        ),
         get(
             "unknown/version",
             "an unknown version of a served group: 404 NotFound",
@@ -65,10 +91,9 @@ pub fn custom_resources() -> Vec<Step> {
     vec![
         get(
             "crd/before-it-exists",
-            "a custom resource before its CRD",
+            "a custom resource before its CRD: 404 page not found",
             WIDGETS,
-        )
-        .known_difference(UNKNOWN_PATHS),
+        ),
         post(
             "crd/protected-group",
             "create: a CRD in a protected group without api-approved.kubernetes.io 422",
@@ -175,5 +200,15 @@ pub fn custom_resources() -> Vec<Step> {
         )
         .picks(&[Pick::At("/metadata/name"), Pick::At("/metadata/finalizers")])
         .known_difference(DELETE_ANSWERS),
+        Step::wait_gone(
+            "crd/gone",
+            "CRD: removed after its instances",
+            &format!("{CRDS}/widgets.{{group}}"),
+        ),
+        get(
+            "crd/after-delete",
+            "a custom resource after its CRD: 404 page not found",
+            WIDGETS,
+        ),
     ]
 }

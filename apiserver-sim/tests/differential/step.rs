@@ -42,6 +42,8 @@ pub enum Action {
     Collect { id: &'static str, until: Until },
     /// Polls GET `path` (bounded) until the CRD's `Established` condition is `True`.
     WaitEstablished { path: String },
+    /// Polls GET `path` (bounded) until it answers 404: an object removed asynchronously.
+    WaitGone { path: String },
 }
 
 /// What part of an object answer is compared (Status answers are always compared whole).
@@ -155,6 +157,11 @@ impl Step {
         Step::new(name, behaviour, Action::WaitEstablished { path })
     }
 
+    pub fn wait_gone(name: &'static str, behaviour: &'static str, path: &str) -> Step {
+        let path = path.to_owned();
+        Step::new(name, behaviour, Action::WaitGone { path })
+    }
+
     /// Marks the whole step as a known difference, for `why`.
     pub fn known_difference(mut self, why: &'static str) -> Step {
         self.claim = Claim::Known(why);
@@ -204,6 +211,7 @@ impl Step {
             Action::OpenWatch { id, path } => format!("GET {} (watch {id})", ctx.fill(path)),
             Action::Collect { id, until } => format!("read watch {id} until {until:?}"),
             Action::WaitEstablished { path } => format!("GET {} until Established", ctx.fill(path)),
+            Action::WaitGone { path } => format!("GET {} until 404", ctx.fill(path)),
         }
     }
 }
@@ -300,6 +308,17 @@ impl Ctx {
                     .map(|e| self.event_view(step, e))
                     .collect::<Vec<_>>();
                 json!({ "events": events })
+            }
+            Action::WaitGone { path } => {
+                let path = self.fill(path);
+                let deadline = tokio::time::Instant::now() + ESTABLISHED_BOUND;
+                loop {
+                    let answer = self.server.request(&Method::GET, &path, None, None).await;
+                    if answer.status == 404 || tokio::time::Instant::now() >= deadline {
+                        return json!({ "status": answer.status });
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
             }
             Action::WaitEstablished { path } => {
                 let path = self.fill(path);

@@ -14,4 +14,5 @@ mod errors;
 mod list_items;
 mod retry;
 mod stalls;
+mod unserved;
 mod verbs;
