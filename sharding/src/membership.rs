@@ -1,0 +1,300 @@
+//! Who the shards are: one Lease per replica, renewed like a leader lease.
+//!
+//! Mirrors the reference design's shard Leases (timebertt's kubernetes-controller-sharding:
+//! each shard holds a Lease labelled with its ring; the sharder reads shard liveness from
+//! them). Here a replica's membership *is* a leader election over a Lease of its own
+//! (`<controller>-shard-<replica>`), run by this project's [`LeaderElector`]: so a member
+//! gets the elector's fence for free. Its work (the reconciles and drain acknowledgements)
+//! runs as the elector's leader work, and is dropped as soon as renewals have failed for the
+//! renew deadline, before the lease duration is up, which is the earliest moment the sharder
+//! may hand its objects to another shard. A clean shutdown drains the work and then
+//! releases the Lease, so the sharder moves its objects at once.
+//!
+//! The sharder's side, [`LiveMembers`], judges validity the way the elector does: from when
+//! *it* saw each renewal (a change of the Lease's resourceVersion), on its own clock, never
+//! from the timestamps written in the Lease, so clock offsets between replicas do not
+//! matter. A sharder that has just started counts every Lease it finds as renewed at that
+//! moment: a dead replica's objects then wait one lease duration, never less.
+//!
+//! Where it differs from the reference: there, the sharder also acquires an expired shard's
+//! Lease to declare it dead; here a member whose Lease is not renewed is simply not live,
+//! and a replica that comes back campaigns for its own Lease again (a fresh start).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::time::Duration;
+
+use clientgo_apimachinery::{Object, ObjectMeta};
+use clientgo_leaderelection::{
+    Ended, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, Lease, LeaseLock, Lock,
+    LockError,
+};
+use clientgo_rest::{PostParams, ResourceClient, RestClient};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::MEMBER_LABEL;
+use crate::ring::Ring;
+
+/// The name of `replica`'s member Lease for `controller`: `<controller>-shard-<replica>`.
+pub fn member_lease_name(controller: &str, replica: &str) -> String {
+    format!("{controller}-shard-{replica}")
+}
+
+/// A [`LeaseLock`] whose Lease is created with the member label, so the sharder finds it
+/// with a label selector.
+pub struct MemberLock {
+    lock: LeaseLock,
+    leases: ResourceClient<Lease>,
+    namespace: String,
+    name: String,
+    controller: String,
+}
+
+impl std::fmt::Debug for MemberLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberLock")
+            .field("lease", &self.lock.describe())
+            .field("controller", &self.controller)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemberLock {
+    /// The member Lease of `replica` for `controller`, in `namespace`.
+    pub fn new(client: &RestClient, namespace: &str, controller: &str, replica: &str) -> Self {
+        let name = member_lease_name(controller, replica);
+        MemberLock {
+            lock: LeaseLock::new(client, namespace, name.clone(), replica),
+            leases: ResourceClient::namespaced(client, namespace),
+            namespace: namespace.to_owned(),
+            name,
+            controller: controller.to_owned(),
+        }
+    }
+}
+
+impl Lock for MemberLock {
+    async fn get(&self) -> Result<Option<LeaderElectionRecord>, LockError> {
+        self.lock.get().await
+    }
+
+    async fn create(&self, record: &LeaderElectionRecord) -> Result<(), LockError> {
+        let mut metadata = ObjectMeta {
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+            ..ObjectMeta::default()
+        };
+        metadata
+            .labels
+            .insert(MEMBER_LABEL.to_owned(), self.controller.clone());
+        let lease = Lease {
+            metadata,
+            spec: record.clone(),
+        };
+        match self.leases.create(&lease, &PostParams::default()).await {
+            Ok(_) => {}
+            Err(error) if error.is_already_exists() => return Err(LockError::AlreadyExists),
+            Err(error) => return Err(LockError::Other(Box::new(error))),
+        }
+        // The lock remembers the Lease it last read: its next update needs the version.
+        match self.lock.get().await? {
+            Some(_) => Ok(()),
+            None => Err(LockError::Other(
+                "the member Lease vanished after its create".into(),
+            )),
+        }
+    }
+
+    async fn update(&self, record: &LeaderElectionRecord) -> Result<(), LockError> {
+        self.lock.update(record).await
+    }
+
+    fn identity(&self) -> &str {
+        self.lock.identity()
+    }
+
+    fn describe(&self) -> String {
+        self.lock.describe()
+    }
+}
+
+/// One replica's membership of a controller's shards; see the module docs.
+#[derive(Debug, Clone)]
+pub struct Membership {
+    client: RestClient,
+    namespace: String,
+    controller: String,
+    replica: String,
+    config: LeaderElectionConfig,
+}
+
+impl Membership {
+    /// `replica` (a valid label value, e.g. the pod name) as a member of `controller`'s
+    /// shards, with its Lease in `namespace`, the leader-election defaults (15 s lease,
+    /// 10 s renew deadline, 2 s retry) and release on a clean shutdown. `client` is best
+    /// one of its own ([`clientgo_leaderelection::leader_election_client`]).
+    pub fn new(client: &RestClient, namespace: &str, controller: &str, replica: &str) -> Self {
+        Membership {
+            client: client.clone(),
+            namespace: namespace.to_owned(),
+            controller: controller.to_owned(),
+            replica: replica.to_owned(),
+            config: LeaderElectionConfig {
+                name: member_lease_name(controller, replica),
+                release_on_cancel: true,
+                ..LeaderElectionConfig::default()
+            },
+        }
+    }
+
+    /// Other timings (lease duration, renew deadline, retry period); the name and the release
+    /// on shutdown stay.
+    pub fn timings(
+        mut self,
+        lease_duration: Duration,
+        renew_deadline: Duration,
+        retry_period: Duration,
+    ) -> Self {
+        self.config.lease_duration = lease_duration;
+        self.config.renew_deadline = renew_deadline;
+        self.config.retry_period = retry_period;
+        self
+    }
+
+    /// This replica's identity.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// Takes the member Lease, runs `work` while holding it (cancelled, then dropped, as the
+    /// elector fences leader work), and returns why it ended. A replica whose membership was
+    /// [`Ended::Lost`] must start over (a new informer cache and queue), as a process that
+    /// lost its leader lease exits.
+    pub async fn run<F, Fut>(
+        &self,
+        cancel: CancellationToken,
+        work: F,
+    ) -> Result<Ended, clientgo_leaderelection::ConfigError>
+    where
+        F: FnOnce(CancellationToken) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        let lock = MemberLock::new(
+            &self.client,
+            &self.namespace,
+            &self.controller,
+            &self.replica,
+        );
+        let elector = LeaderElector::new(lock, self.config.clone())?;
+        Ok(elector.run(cancel, work).await)
+    }
+}
+
+/// What the sharder saw of one member Lease.
+#[derive(Debug, Clone)]
+struct Seen {
+    holder: String,
+    resource_version: String,
+    duration: Duration,
+    /// When the sharder saw the current resourceVersion first.
+    at: Instant,
+}
+
+/// The sharder's view of the members: which Leases are valid, judged on its own clock.
+#[derive(Debug, Default)]
+pub struct LiveMembers {
+    leases: HashMap<String, Seen>,
+}
+
+impl LiveMembers {
+    /// Records the Lease as seen now (a renewal if its resourceVersion changed).
+    pub fn observe(&mut self, lease: &Lease) {
+        let name = lease.name().to_owned();
+        let resource_version = lease.resource_version();
+        let seconds = u64::try_from(lease.spec.lease_duration_seconds).unwrap_or(0);
+        if let Some(seen) = self.leases.get(&name)
+            && seen.resource_version == resource_version
+        {
+            return;
+        }
+        self.leases.insert(
+            name,
+            Seen {
+                holder: lease.spec.holder_identity.clone(),
+                resource_version: resource_version.to_owned(),
+                duration: Duration::from_secs(seconds),
+                at: Instant::now(),
+            },
+        );
+    }
+
+    /// Forgets a deleted Lease.
+    pub fn forget(&mut self, name: &str) {
+        self.leases.remove(name);
+    }
+
+    /// The ring of the members whose Leases are valid now.
+    pub fn ring(&self) -> Ring {
+        let now = Instant::now();
+        Ring::new(
+            self.leases
+                .values()
+                .filter(|seen| !seen.holder.is_empty() && now < seen.at + seen.duration)
+                .map(|seen| seen.holder.clone()),
+        )
+    }
+
+    /// When the next valid Lease expires, unless renewed before.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        let now = Instant::now();
+        self.leases
+            .values()
+            .filter(|seen| !seen.holder.is_empty())
+            .map(|seen| seen.at + seen.duration)
+            .filter(|&expiry| expiry > now)
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease(name: &str, holder: &str, rv: &str, seconds: i32) -> Lease {
+        let mut lease = Lease::default();
+        lease.metadata.name = name.into();
+        lease.metadata.resource_version = rv.into();
+        lease.spec.holder_identity = holder.into();
+        lease.spec.lease_duration_seconds = seconds;
+        lease
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_member_lives_one_duration_past_the_renewal_the_sharder_saw() {
+        let mut live = LiveMembers::default();
+        live.observe(&lease("c-shard-a", "a", "1", 15));
+        live.observe(&lease("c-shard-b", "b", "1", 15));
+        assert_eq!(live.ring(), Ring::new(["a", "b"]));
+        tokio::time::advance(Duration::from_secs(10)).await;
+        live.observe(&lease("c-shard-a", "a", "2", 15)); // renewed
+        live.observe(&lease("c-shard-b", "b", "1", 15)); // the same version: no renewal
+        assert_eq!(
+            live.next_expiry(),
+            Some(Instant::now() + Duration::from_secs(5))
+        );
+        tokio::time::advance(Duration::from_secs(6)).await;
+        assert_eq!(live.ring(), Ring::new(["a"]), "b's lease ran out");
+        live.forget("c-shard-a");
+        assert!(live.ring().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_released_lease_is_no_member() {
+        let mut live = LiveMembers::default();
+        live.observe(&lease("c-shard-a", "a", "1", 15));
+        live.observe(&lease("c-shard-a", "", "2", 1));
+        assert!(live.ring().is_empty());
+        assert_eq!(live.next_expiry(), None);
+    }
+}
