@@ -507,7 +507,9 @@ impl Timeline {
             }
         }
         for journey in &mut timeline.journeys {
-            journey.steps.sort_by_key(|s| (s.at, s.entry));
+            // Ids are taken as things happen (the queue's events under its lock): their order
+            // is the order of cause and effect, which clock readings on two threads may not be.
+            journey.steps.sort_by_key(|s| s.entry);
         }
         timeline.other_watches = entries
             .iter()

@@ -267,26 +267,25 @@ impl<T: QueueItem> Queue<T> {
     /// [`add`](Queue::add) with a priority, which only a priority queue's line uses.
     pub(crate) fn add_with(&self, item: T, priority: Priority) {
         let hash = self.hash(&item);
-        let (wakeup, traced) = {
+        let wakeup = {
             let mut state = self.shared.state.lock();
             if state.shutting_down {
                 return;
             }
             if journey::enabled() {
+                // Under the lock, so that the event comes before the get it makes possible.
                 let outcome = state.add_outcome(hash, &item);
                 let copy = item.clone();
                 let wakeup = state.add_with(&self.shared.hasher, hash, item, priority);
-                (wakeup, Some((copy, outcome, state.waiting_len())))
+                let depth = state.waiting_len();
+                journey::add(&self.shared.name, &copy, hash, outcome, depth);
+                wakeup
             } else {
-                let wakeup = state.add_with(&self.shared.hasher, hash, item, priority);
-                (wakeup, None)
+                state.add_with(&self.shared.hasher, hash, item, priority)
             }
         };
         if let Some(waker) = wakeup {
             waker.wake();
-        }
-        if let Some((item, outcome, depth)) = traced {
-            journey::add(&self.shared.name, &item, hash, outcome, depth);
         }
     }
 
@@ -350,26 +349,32 @@ impl<T: QueueItem> Queue<T> {
     }
 
     /// Ends a hold: the item may be handed out again (at once if it was added meanwhile).
-    fn done_hashed(&self, hash: u64, item: &T) {
+    /// `outcome` names the end in the journey event.
+    fn done_hashed(&self, hash: u64, item: &T, outcome: &'static str) {
         let mut wakeups = Wakeups::new();
-        self.shared.state.lock().done(hash, item, &mut wakeups);
+        {
+            let mut state = self.shared.state.lock();
+            state.done(hash, item, &mut wakeups);
+            journey::done(&self.shared.name, item, hash, outcome);
+        }
         wake_all(wakeups);
     }
 
     /// Ends a failed hold: the item comes back after its backoff, or at once on a queue
     /// without a rate limiter. After shut down it is only marked done.
-    fn retry_hashed(&self, hash: u64, item: &T, priority: Priority) {
+    fn retry_hashed(&self, hash: u64, item: &T, priority: Priority, outcome: &'static str) {
         if let Some(backoff) = &self.shared.backoff {
             if self.shutting_down() || backoff.retry(item, priority) {
-                self.done_hashed(hash, item);
+                self.done_hashed(hash, item, outcome);
                 return;
             }
         }
         let mut wakeups = Wakeups::new();
-        self.shared
-            .state
-            .lock()
-            .requeue(&self.shared.hasher, (hash, item, priority), &mut wakeups);
+        {
+            let mut state = self.shared.state.lock();
+            state.requeue(&self.shared.hasher, (hash, item, priority), &mut wakeups);
+            journey::done(&self.shared.name, item, hash, outcome);
+        }
         wake_all(wakeups);
     }
 
@@ -499,9 +504,8 @@ impl<'q, T: QueueItem> Future for Get<'q, T> {
                 state.getters.remove(id);
             }
             if journey::enabled() {
-                let depth = state.waiting_len();
-                drop(state);
-                journey::get(&queue.shared.name, &item, hash, depth);
+                // Under the lock, so that it comes before any later add of the item.
+                journey::get(&queue.shared.name, &item, hash, state.waiting_len());
             }
             return Poll::Ready(Some(Processing {
                 queue,
@@ -623,8 +627,7 @@ impl<T: QueueItem> Processing<'_, T> {
     /// Ends the hold: the item was processed. Its failure history, if any, is kept.
     pub fn done(mut self) {
         let item = self.take();
-        self.queue.done_hashed(self.hash, &item);
-        journey::done(&self.queue.shared.name, &item, self.hash, "done");
+        self.queue.done_hashed(self.hash, &item, "done");
     }
 
     /// Ends the hold after a success: drops the item's failure history in the queue's rate
@@ -634,8 +637,7 @@ impl<T: QueueItem> Processing<'_, T> {
         if let Some(backoff) = &self.queue.shared.backoff {
             backoff.forget(&item);
         }
-        self.queue.done_hashed(self.hash, &item);
-        journey::done(&self.queue.shared.name, &item, self.hash, "forget");
+        self.queue.done_hashed(self.hash, &item, "forget");
     }
 
     /// Ends the hold after a failure: the item is added again after the backoff its rate
@@ -643,8 +645,8 @@ impl<T: QueueItem> Processing<'_, T> {
     /// limiter. After shut down the item is only marked done.
     pub fn retry(mut self) {
         let item = self.take();
-        self.queue.retry_hashed(self.hash, &item, self.priority);
-        journey::done(&self.queue.shared.name, &item, self.hash, "retry");
+        self.queue
+            .retry_hashed(self.hash, &item, self.priority, "retry");
     }
 }
 
@@ -668,8 +670,8 @@ impl<T: QueueItem> Drop for Processing<'_, T> {
         if !self.queue.shutting_down() {
             abandoned();
         }
-        self.queue.retry_hashed(self.hash, &item, self.priority);
-        journey::done(&self.queue.shared.name, &item, self.hash, "abandoned");
+        self.queue
+            .retry_hashed(self.hash, &item, self.priority, "abandoned");
     }
 }
 
