@@ -196,6 +196,7 @@ impl<L: Lock> LeaderElector<L> {
         };
         let name = &self.config.name;
         tracing::info!(election = %name, lock = %self.lock.describe(), "became leader");
+        self.journey("acquired", self.lock.identity());
         let leader_token = cancel.child_token();
         let mut work = Box::pin(lead(leader_token.clone()));
         let mut ended = loop {
@@ -236,6 +237,12 @@ impl<L: Lock> LeaderElector<L> {
         // The fence: whatever the work was doing, it does no more.
         drop(work);
         self.observed.lock().leading = false;
+        let transition = if ended == Ended::Lost {
+            "lost"
+        } else {
+            "stopped"
+        };
+        self.journey(transition, self.lock.identity());
         match ended {
             Ended::Lost => {
                 tracing::warn!(election = %name, "failed to renew the lease: stopped leading")
@@ -420,9 +427,20 @@ impl<L: Lock> LeaderElector<L> {
             }
             (previous.as_deref() != Some(holder.as_str()) && !holder.is_empty()).then_some(holder)
         };
+        if let Some(holder) = &new_holder {
+            self.journey("observed", holder);
+        }
         if let (Some(holder), Some(callback)) = (new_holder, &self.on_new_leader) {
             callback(&holder);
         }
+    }
+
+    /// A transition for the flight recorder's timeline (target
+    /// `clientgo_leaderelection::journey`, `TRACE`): `acquired`, `lost`, `stopped`,
+    /// `released`, or `observed` (a new holder seen, `identity` is the holder).
+    fn journey(&self, transition: &'static str, identity: &str) {
+        tracing::trace!(target: "clientgo_leaderelection::journey", stage = "leader",
+            lock = %self.lock.describe(), transition, identity);
     }
 
     /// Gives the lease up if we hold it: empty holder, one-second duration (client-go's
@@ -454,6 +472,7 @@ impl<L: Lock> LeaderElector<L> {
                     Ok(()) => {
                         self.observe(released, None);
                         tracing::info!(lock = %self.lock.describe(), "released the lease");
+                        self.journey("released", identity);
                         return;
                     }
                     Err(crate::record::LockError::Conflict) => continue,
