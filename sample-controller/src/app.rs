@@ -127,7 +127,7 @@ pub struct App {
     options: Options,
     factory: SharedInformerFactory,
     foos: SharedIndexInformer<Foo>,
-    deployments: SharedIndexInformer<Deployment>,
+    deployments: SharedIndexInformer<clientgo_apimachinery::Compact<Deployment>>,
     broadcaster: EventBroadcaster,
     controller: Arc<Controller>,
 }
@@ -154,7 +154,7 @@ pub fn build(
     }
     let factory = factory.build();
     let foos = factory.informer::<Foo>();
-    let deployments = factory.informer::<Deployment>();
+    let deployments = factory.informer::<clientgo_apimachinery::Compact<Deployment>>();
     let broadcaster = EventBroadcaster::new();
     broadcaster.start_recording_to_sink(RestEventSink::new(&client));
     let recorder = broadcaster.new_recorder(EventSource::component(CONTROLLER_NAME));

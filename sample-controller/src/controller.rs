@@ -46,10 +46,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{Object, Resource};
+use clientgo_apimachinery::{Compact, Object, Resource};
 use clientgo_informer::{
     DeleteEvent, InformerError, InformerSynced, Lister, ResourceEventHandlerFuncs,
-    SharedIndexInformer, wait_for_cache_sync,
+    SharedIndexInformer, TypedLister, wait_for_cache_sync,
 };
 use clientgo_record::{EventRecorder, EventType, ObjectReference};
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
@@ -167,9 +167,9 @@ struct Written {
 pub struct Controller {
     client: RestClient,
     foos: Lister<Foo>,
-    deployments: Lister<Deployment>,
+    deployments: TypedLister<Deployment>,
     foo_informer: SharedIndexInformer<Foo>,
-    deployment_informer: SharedIndexInformer<Deployment>,
+    deployment_informer: SharedIndexInformer<Compact<Deployment>>,
     queue: WorkQueue,
     recorder: EventRecorder,
     stats: Stats,
@@ -180,7 +180,7 @@ impl Controller {
     pub fn new(
         client: RestClient,
         foo_informer: SharedIndexInformer<Foo>,
-        deployment_informer: SharedIndexInformer<Deployment>,
+        deployment_informer: SharedIndexInformer<Compact<Deployment>>,
         recorder: EventRecorder,
         queue_config: QueueConfig,
         priority_queue: bool,
@@ -189,7 +189,7 @@ impl Controller {
         let controller = Arc::new(Controller {
             client,
             foos: foo_informer.lister(),
-            deployments: deployment_informer.lister(),
+            deployments: TypedLister::new(deployment_informer.indexer().clone()),
             foo_informer: foo_informer.clone(),
             deployment_informer: deployment_informer.clone(),
             queue,
@@ -214,16 +214,16 @@ impl Controller {
             (controller.clone(), controller.clone(), controller.clone());
         deployment_informer.add_event_handler(
             ResourceEventHandlerFuncs::new()
-                .add_func(move |d: &Arc<Deployment>, initial| {
+                .add_func(move |d: &Arc<Compact<Deployment>>, initial| {
                     on_add.handle_deployment(d.as_ref(), initial)
                 })
-                .update_func(move |old: &Arc<Deployment>, new: &Arc<Deployment>| {
+                .update_func(move |old: &Arc<_>, new: &Arc<Compact<Deployment>>| {
                     // A periodic resync re-delivers unchanged objects: nothing to do.
                     if old.resource_version() != new.resource_version() {
                         on_update.handle_deployment(new.as_ref(), false);
                     }
                 })
-                .delete_func(move |event: DeleteEvent<Deployment>| {
+                .delete_func(move |event: DeleteEvent<Compact<Deployment>>| {
                     // A tombstone carries the last known state, which still names the owner.
                     if let Some(d) = event.object() {
                         on_delete.handle_deployment(d.as_ref(), false);
@@ -249,7 +249,7 @@ impl Controller {
     }
 
     /// Enqueues the Foo controlling `deployment`; ignores Deployments no Foo controls.
-    fn handle_deployment(&self, deployment: &Deployment, routine: bool) {
+    fn handle_deployment(&self, deployment: &Compact<Deployment>, routine: bool) {
         let Some(owner) = deployment.controller_ref() else {
             return;
         };

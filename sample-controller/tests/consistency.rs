@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::Object;
+use clientgo_apimachinery::{Compact, Object};
 
 use clientgo_apiserver_sim::faults::{InjectedError, RequestMatch, WatchFault};
 use clientgo_informer::{Indexers, ListWatch, SharedIndexInformer, SharedInformerOptions};
@@ -44,7 +44,7 @@ where
 async fn a_reconcile_returns_once_the_cache_shows_its_writes() {
     let cluster = Cluster::start().await;
     let client = cluster.client_as(CONTROLLER_AGENT);
-    let (foos, deployments) = (informer::<Foo>(&client), informer::<Deployment>(&client));
+    let (foos, deployments) = (informer::<Foo>(&client), informer::<Compact<_>>(&client));
     let recorder = EventBroadcaster::new().new_recorder(EventSource::component("test"));
     let controller: Arc<Controller> = Controller::new(
         client,

@@ -6,6 +6,7 @@ mod support;
 
 use std::sync::Arc;
 
+use clientgo_apimachinery::Compact;
 use clientgo_informer::{Indexers, ListWatch, SharedIndexInformer, SharedInformerOptions};
 use clientgo_record::{EventBroadcaster, EventSource};
 use clientgo_rest::{PostParams, ResourceClient};
@@ -36,8 +37,8 @@ async fn first_key_after_a_change(priority_queue: bool) -> String {
         Indexers::default(),
         SharedInformerOptions::default(),
     );
-    let deployments: SharedIndexInformer<Deployment> = SharedIndexInformer::new(
-        ListWatch::new(ResourceClient::<Deployment>::namespaced(
+    let deployments: SharedIndexInformer<Compact<Deployment>> = SharedIndexInformer::new(
+        ListWatch::new(ResourceClient::<Compact<Deployment>>::namespaced(
             &cluster.client,
             "default",
         )),
