@@ -92,6 +92,8 @@ pub struct StoredObject {
     owners: Box<[OwnerUid]>,
     finalizers: Box<[Box<str>]>,
     deleting: bool,
+    /// `metadata.deletionGracePeriodSeconds`.
+    grace_seconds: Option<i64>,
 }
 
 /// `namespace/name`, or `name` when `namespace` is empty (the store key).
@@ -181,6 +183,9 @@ impl StoredObject {
             owners,
             finalizers,
             deleting: meta.get("deletionTimestamp").is_some_and(|t| !t.is_null()),
+            grace_seconds: meta
+                .get("deletionGracePeriodSeconds")
+                .and_then(Value::as_i64),
         })
     }
 
@@ -268,6 +273,18 @@ impl StoredObject {
     /// Whether `metadata.deletionTimestamp` is set.
     pub fn is_deleting(&self) -> bool {
         self.deleting
+    }
+
+    /// `metadata.deletionGracePeriodSeconds`.
+    pub fn deletion_grace_seconds(&self) -> Option<i64> {
+        self.grace_seconds
+    }
+
+    /// Whether no grace period holds the object back from removal: none was set, or it is
+    /// 0 (what kube-apiserver's delete-during-update asks of an object losing its last
+    /// finalizer).
+    pub fn grace_period_over(&self) -> bool {
+        self.grace_seconds.unwrap_or(0) == 0
     }
 
     /// Approximate heap bytes used (for the memory test).

@@ -7,7 +7,8 @@
 //! a main-resource write keeps the old status and a `/status` write changes only status;
 //! `metadata.generation` is bumped when anything but metadata (and a subresource status)
 //! changed; no new finalizers may be added to an object being deleted; and once an object
-//! being deleted has no finalizers left it is removed (watchers see MODIFIED then DELETED).
+//! being deleted has no finalizers left it is removed instead (watchers see one DELETED event
+//! carrying the last stored state, as kube-apiserver's delete-during-update sends).
 //! Writes from requests record `metadata.managedFields` ([`crate::managed_fields`]);
 //! `dryRun=All` runs every step but the write and answers the object as it would be, with
 //! the resourceVersion it has now.
@@ -185,6 +186,32 @@ pub fn guaranteed_update_as(
                 removed: false,
             });
         }
+        if deletes_during_update(info, &current, &new) {
+            // Store.Update's delete-during-update: the stored object is deleted as it is, so
+            // watchers see one DELETED event still listing the finalizer just removed; the
+            // answer is the object as written, at the deleted version.
+            meta_mut(&mut new).insert("resourceVersion".into(), json!(current.rv().to_string()));
+            match state
+                .store
+                .delete(&ks, &key, Some(current.rv()), &info.selectable_fields)
+            {
+                Ok(_) => {
+                    crd::after_write(state, info);
+                    state.gc_kick.notify_one();
+                    let object = StoredObject::from_value(
+                        &Value::Object(new),
+                        current.rv(),
+                        &info.selectable_fields,
+                    );
+                    return Ok(Updated {
+                        object,
+                        removed: true,
+                    });
+                }
+                Err(StoreError::Conflict { .. }) if precondition.is_none() => continue,
+                Err(e) => return Err(verbs::store_error(info, name, e)),
+            }
+        }
         match state.store.update(
             &ks,
             Value::Object(new),
@@ -193,22 +220,6 @@ pub fn guaranteed_update_as(
         ) {
             Ok(object) => {
                 crd::after_write(state, info);
-                // Namespaces are removed by the namespace controller once empty.
-                let is_namespace = info.group.is_empty() && info.plural == "namespaces";
-                if object.is_deleting() && object.finalizers().is_empty() && !is_namespace {
-                    let removed =
-                        state
-                            .store
-                            .delete(&ks, &key, Some(object.rv()), &info.selectable_fields);
-                    if removed.is_ok() {
-                        crd::after_write(state, info);
-                        state.gc_kick.notify_one();
-                        return Ok(Updated {
-                            object,
-                            removed: true,
-                        });
-                    }
-                }
                 return Ok(Updated {
                     object,
                     removed: false,
@@ -224,6 +235,23 @@ pub fn guaranteed_update_as(
         name,
         "too many concurrent updates; please try again",
     ))
+}
+
+/// kube-apiserver's `ShouldDeleteDuringUpdate`: a write that leaves no finalizer on an object
+/// being deleted with no grace period left deletes it (namespaces excepted: the namespace
+/// controller removes them once empty).
+fn deletes_during_update(
+    info: &ResourceInfo,
+    current: &StoredObject,
+    new: &Map<String, Value>,
+) -> bool {
+    let meta = new.get("metadata");
+    let finalizers_left = meta
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty());
+    let is_namespace = info.group.is_empty() && info.plural == "namespaces";
+    current.is_deleting() && !finalizers_left && !is_namespace && current.grace_period_over()
 }
 
 /// Replaces the object with `body` (a `PUT`), recording nothing in managedFields.

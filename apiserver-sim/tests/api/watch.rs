@@ -295,3 +295,49 @@ async fn watch_from_a_future_resource_version_waits_for_it() {
         "only changes after {future}"
     );
 }
+
+/// kube-apiserver 1.36.2 (observed with the differential check, `delete/watch-last-finalizer`):
+/// removing the last finalizer of an object being deleted deletes it during the update, and
+/// watchers see one DELETED event whose object is the last stored state, finalizer included.
+#[tokio::test]
+async fn removing_the_last_finalizer_is_one_deleted_event_of_the_last_stored_state() {
+    let (_sim, c) = sim().await;
+    let held = json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}});
+    let created = c.post(CMS, held).await.body;
+    let mut w = c
+        .watch(&format!(
+            "{CMS}?watch=true&resourceVersion={}",
+            rv(&created)
+        ))
+        .await;
+    let marked = c.delete(&format!("{CMS}/held")).await.body;
+    assert!(marked["metadata"]["deletionTimestamp"].is_string());
+    let answer = c
+        .patch(
+            &format!("{CMS}/held"),
+            "application/merge-patch+json",
+            json!({"metadata": {"finalizers": null}}),
+        )
+        .await;
+    assert_eq!(answer.status, 200);
+    assert!(
+        answer.body["metadata"].get("finalizers").is_none(),
+        "the object as written"
+    );
+    assert_eq!(c.get(&format!("{CMS}/held")).await.status, 404);
+
+    let (t, o) = w.event().await;
+    assert_eq!(
+        (t.as_str(), name(&o)),
+        ("MODIFIED", "held"),
+        "the deletion mark"
+    );
+    let (t, o) = w.event().await;
+    assert_eq!((t.as_str(), name(&o)), ("DELETED", "held"));
+    assert_eq!(o["metadata"]["finalizers"], json!(["example.com/hold"]));
+    assert!(rv(&o) > rv(&marked), "stamped with the deletion revision");
+    assert!(
+        w.next_within(Duration::from_millis(200)).await.is_none(),
+        "nothing more"
+    );
+}
