@@ -148,7 +148,7 @@ pub fn builtins() -> Vec<ResourceInfo> {
             "Pod",
             true,
             true,
-            false,
+            true, // metadata.generation on Pods since 1.34 (observed on 1.36.2)
             &["po"],
             &[
                 "spec.nodeName",

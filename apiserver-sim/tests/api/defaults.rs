@@ -135,6 +135,18 @@ async fn replica_sets_pods_secrets_and_namespaces() {
         r.body["status"],
         json!({"phase": "Pending", "qosClass": "Guaranteed"})
     );
+    // Pods track metadata.generation (kube-apiserver 1.36.2: 1, then 2 after a spec change,
+    // unchanged by a label change).
+    assert_eq!(r.body["metadata"]["generation"], 1);
+    let pod_path = "/api/v1/namespaces/default/pods/p";
+    let smp = "application/strategic-merge-patch+json";
+    let r = c
+        .patch(pod_path, smp, json!({"metadata": {"labels": {"x": "y"}}}))
+        .await;
+    assert_eq!(r.body["metadata"]["generation"], 1);
+    let image = json!({"spec": {"containers": [{"name": "c", "image": "busybox:1.37"}]}});
+    let r = c.patch(pod_path, smp, image).await;
+    assert_eq!(r.body["metadata"]["generation"], 2, "{}", r.body);
 
     let r = c
         .post(
