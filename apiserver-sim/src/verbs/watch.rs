@@ -6,6 +6,7 @@
 //! * `resourceVersion` unset or `"0"`: synthetic ADDED events for the current state, then
 //!   changes; `N`: the changes after N from the history, or, when N is older than the
 //!   history, HTTP 200 and one ERROR event with 410 Expired "too old resource version: N (C)";
+//!   so too for a custom resource when N is older than its CRD (its watch cache's start);
 //! * `sendInitialEvents=true` (WatchList): the current state as ADDED events, then a
 //!   BOOKMARK annotated `k8s.io/initial-events-end: "true"`, then changes;
 //! * `allowWatchBookmarks`: a BOOKMARK (an object of the watched kind carrying only a
@@ -67,6 +68,22 @@ pub fn error_frame(err: &errors::ApiError) -> Bytes {
         "ERROR",
         &serde_json::to_vec(&err.status).unwrap_or_default(),
     )
+}
+
+/// The revision a resource's watch cache started at: a custom resource's cache starts when
+/// its CRD is served (kube-apiserver's apiextensions handler builds its storage, and the
+/// cacher lists, then), at the CRD's revision here; built-ins' caches start with the
+/// server, before any revision a client can name. A watch from an older revision is "too
+/// old" (`watchCache.getAllEventsSinceLocked`), however long the history.
+fn cache_start(state: &State, info: &ResourceInfo) -> u64 {
+    if info.strategic_merge {
+        return 0;
+    }
+    let crd = format!("{}.{}", info.plural, info.group);
+    state
+        .store
+        .get(crate::crd::CRD_KEYSPACE, &crd)
+        .map_or(0, |crd| crd.rv())
 }
 
 struct Watcher {
@@ -240,6 +257,12 @@ impl Watcher {
         let mut shutdown = self.state.shutdown.clone();
         let ks = self.info.keyspace();
         let mut pos = match start {
+            Start::After(n) if n < cache_start(&self.state, &self.info) => {
+                let oldest = cache_start(&self.state, &self.info);
+                return self
+                    .send(error_frame(&errors::watch_too_old(n, oldest)))
+                    .await;
+            }
             Start::After(n) => n,
             Start::Initial { end_bookmark } => {
                 let prefix = if self.namespace.is_empty() {

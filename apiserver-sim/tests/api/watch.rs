@@ -341,3 +341,45 @@ async fn removing_the_last_finalizer_is_one_deleted_event_of_the_last_stored_sta
         "nothing more"
     );
 }
+
+/// kube-apiserver 1.36.2 (the differential step `cr/watch-too-old-error`): a custom
+/// resource's watch cache starts when its CRD is served, so a watch from an older
+/// resourceVersion answers 200 and one ERROR event 410 "too old resource version", even
+/// while the history still holds that revision; from the CRD's own revision on it replays.
+#[tokio::test]
+async fn a_custom_resource_watch_from_before_its_crd_is_too_old() {
+    let (_sim, c) = sim().await;
+    let before = rv(&c.get(CMS).await.body);
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "gadgets", "kind": "Gadget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    assert_eq!(c.post(crds, crd).await.status, 201);
+    let established = rv(&c.get(&format!("{crds}/gadgets.example.com")).await.body);
+    let gadgets = "/apis/example.com/v1/namespaces/default/gadgets";
+    let g = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}});
+    assert_eq!(c.post(gadgets, g).await.status, 201);
+
+    let mut w = c
+        .watch(&format!("{gadgets}?watch=true&resourceVersion={before}"))
+        .await;
+    let (t, o) = w.event().await;
+    assert_eq!((t.as_str(), o["code"].as_i64()), ("ERROR", Some(410)));
+    assert_eq!(o["reason"], "Expired");
+    assert_eq!(
+        o["message"],
+        format!("too old resource version: {before} ({established})")
+    );
+    assert!(matches!(w.next().await, Next::End));
+
+    let mut w = c
+        .watch(&format!(
+            "{gadgets}?watch=true&resourceVersion={established}"
+        ))
+        .await;
+    let (t, o) = w.event().await;
+    assert_eq!((t.as_str(), name(&o)), ("ADDED", "g"));
+}

@@ -123,6 +123,18 @@ pub fn custom_resources() -> Vec<Step> {
             "cr/list",
             "list: a custom resource (items carry apiVersion/kind)",
             WIDGETS,
+        Step::watch(
+            "cr/watch-too-old",
+            "watch: from N older than the history, 200",
+            "too-old",
+            &format!("{WIDGETS}?watch=true&resourceVersion={{pages_rv}}&timeoutSeconds=60"),
+        ),
+        Step::collect(
+            "cr/watch-too-old-error",
+            "watch: from N older than a custom resource's CRD, one ERROR event 410",
+            "too-old",
+            super::client::Until::Count(1),
+        ),
         ),
         patch(
             "cr/merge-patch",
