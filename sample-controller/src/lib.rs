@@ -11,6 +11,7 @@
 //!   signals.
 //! * [`demo`]: the whole loop against an embedded API server (`--demo`).
 //! * [`serve`]: `/metrics`, `/healthz` and `/readyz`.
+//! * [`sharded`]: `--sharded`, the controller as one of N shards.
 //! * [`work_queue`]: the FIFO queue, or the priority queue with `--priority-queue`.
 //!
 //! `docs/walkthrough.md` (at the top of the repository) reads this crate beside the library
@@ -26,4 +27,5 @@ pub mod finalizer;
 pub mod foo;
 pub mod records;
 pub mod serve;
+pub mod sharded;
 pub mod work_queue;

@@ -6,6 +6,7 @@
 //! sample-controller [--kubeconfig PATH] [--context NAME] [--namespace NS] [--workers N]
 //!                   [--priority-queue]
 //!                   [--leader-elect --lease-namespace NS --lease-name NAME --identity ID]
+//!                   [--sharded --lease-namespace NS --identity ID]
 //!                   [--metrics-addr 0.0.0.0:8080] [--health-addr 0.0.0.0:8081]
 //! ```
 //!
@@ -20,7 +21,7 @@ use clap::Parser;
 use clientgo_rest::RestClient;
 use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
 use clientgo_sample_controller::serve::{self, Endpoints};
-use clientgo_sample_controller::{app, demo};
+use clientgo_sample_controller::{app, demo, sharded};
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 
@@ -62,6 +63,11 @@ struct Args {
     /// This replica's identity in the Lease (default: hostname and process id).
     #[arg(long)]
     identity: Option<String>,
+    /// Run as one of several shards: every replica reconciles the Foos the sharder assigns
+    /// it, and leader election only picks the replica that assigns them (the Leases are in
+    /// --lease-namespace; give each replica its pod name as --identity).
+    #[arg(long, conflicts_with = "leader_elect")]
+    sharded: bool,
     /// Serve Prometheus metrics (work queue, REST client, reconciles) on ADDR at /metrics.
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<std::net::SocketAddr>,
@@ -119,6 +125,23 @@ async fn run(args: Args) -> Result<(), String> {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "sample-controller".into());
         format!("{host}_{}", std::process::id())
     });
+    if args.sharded {
+        let options = app::Options {
+            workers: args.workers,
+            namespace: args.namespace.clone(),
+            resync: Duration::from_secs(args.resync_seconds),
+            priority_queue: args.priority_queue,
+            ..app::Options::default()
+        };
+        let sharding = sharded::Sharding {
+            identity,
+            lease_namespace: args.lease_namespace.clone(),
+        };
+        let cancel = clientgo::signals::shutdown_on_signal();
+        return sharded::run(&config, client, options, sharding, cancel)
+            .await
+            .map_err(|e| e.to_string());
+    }
     let leader_election = if args.leader_elect {
         Some(
             app::LeaderElection::new(
