@@ -3,12 +3,16 @@
 //!
 //! ```text
 //! sample-controller --demo                          # the whole loop, no cluster needed
+//! sample-controller --demo --trace run.html         # ... and its timeline (or run.json)
 //! sample-controller [--kubeconfig PATH] [--context NAME] [--namespace NS] [--workers N]
 //!                   [--priority-queue]
 //!                   [--leader-elect --lease-namespace NS --lease-name NAME --identity ID]
 //!                   [--sharded --lease-namespace NS --identity ID]
 //!                   [--metrics-addr 0.0.0.0:8080] [--health-addr 0.0.0.0:8081]
 //! ```
+//!
+//! With `--health-addr` the controller records the journey of every key (a bounded flight
+//! recorder) and serves it at `/debug/trace`, `/debug/trace.json` and `/debug/queue`.
 //!
 //! Exit status: 0 after a clean shutdown (SIGINT, SIGTERM) or the demo; 1 on an error,
 //! including a lost lease with `--leader-elect` (the work is fenced and the process exits,
@@ -18,6 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use clientgo_flightrecorder::Recorder;
 use clientgo_rest::RestClient;
 use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
 use clientgo_sample_controller::serve::{self, Endpoints};
@@ -32,6 +37,10 @@ struct Args {
     /// Run the whole loop against an embedded API server, then exit.
     #[arg(long)]
     demo: bool,
+    /// With --demo: write the run's timeline to FILE, an HTML page (FILE.html) or Chrome
+    /// Trace Event Format JSON for ui.perfetto.dev (FILE.json).
+    #[arg(long, value_name = "FILE", requires = "demo")]
+    trace: Option<std::path::PathBuf>,
     /// A kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).
     #[arg(long)]
     kubeconfig: Option<std::path::PathBuf>,
@@ -76,21 +85,87 @@ struct Args {
     health_addr: Option<std::net::SocketAddr>,
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+/// What `--trace` writes.
+#[derive(Debug, Clone, Copy)]
+enum TraceFormat {
+    Html,
+    Json,
+}
+
+impl TraceFormat {
+    fn of(path: &std::path::Path) -> Result<TraceFormat, String> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("html" | "htm") => Ok(TraceFormat::Html),
+            Some("json") => Ok(TraceFormat::Json),
+            _ => Err(format!(
+                "--trace {}: the file must end in .html (a page) or .json (for ui.perfetto.dev)",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by `RUST_LOG` (default `warn`); the recorder, if any, gets
+/// the journey events whatever that filter says.
+fn init_tracing(recorder: Option<&Recorder>) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(logs)
+        .with(recorder.map(Recorder::layer))
         .init();
+}
+
+/// Writes the demo's recorded run.
+fn write_trace(
+    recorder: &Recorder,
+    path: &std::path::Path,
+    format: TraceFormat,
+) -> Result<(), String> {
+    let snapshot = recorder.snapshot();
+    let text = match format {
+        TraceFormat::Html => snapshot.html("sample-controller --demo"),
+        TraceFormat::Json => snapshot.chrome_trace(),
+    };
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let open = match format {
+        TraceFormat::Html => "open it in a browser",
+        TraceFormat::Json => "open it at https://ui.perfetto.dev",
+    };
+    println!("\nThe run's timeline is in {} ({open}).", path.display());
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
     let args = Args::parse();
+    let trace = match args.trace.as_deref().map(TraceFormat::of).transpose() {
+        Ok(format) => args.trace.clone().zip(format),
+        Err(error) => {
+            eprintln!("sample-controller: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let recorder =
+        (trace.is_some() || (!args.demo && args.health_addr.is_some())).then(Recorder::default);
+    init_tracing(recorder.as_ref());
     let result = if args.demo {
-        demo::run().await
+        let result = demo::run().await;
+        match (&recorder, &trace) {
+            (Some(recorder), Some((path, format))) => {
+                result.and(write_trace(recorder, path, *format))
+            }
+            _ => result,
+        }
     } else {
-        run(args).await
+        run(args, recorder).await
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -101,7 +176,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), String> {
+async fn run(args: Args, recorder: Option<Recorder>) -> Result<(), String> {
     let config = if args.kubeconfig.is_some() || args.context.is_some() {
         Config::from_kubeconfig(&KubeconfigOptions {
             loading_rules: args.kubeconfig.as_ref().map(LoadingRules::explicit),
@@ -168,12 +243,16 @@ async fn run(args: Args) -> Result<(), String> {
     let cancel = clientgo::signals::shutdown_on_signal();
     let metrics = args.metrics_addr.is_some().then_some(&mut registry);
     let app = app::build(client, options, metrics)?;
-    let endpoints = Arc::new(Endpoints::new(Some(registry), app.ready()));
+    let mut endpoints = Endpoints::new(Some(registry), app.ready());
+    if let Some(recorder) = recorder {
+        endpoints = endpoints.with_recorder(recorder);
+    }
+    let endpoints = Arc::new(endpoints);
     for addr in [args.metrics_addr, args.health_addr].into_iter().flatten() {
         let bound = serve::serve(addr, endpoints.clone(), cancel.clone())
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        tracing::info!(%bound, "serving /metrics, /healthz and /readyz");
+        tracing::info!(%bound, "serving /metrics, /healthz, /readyz and /debug/...");
     }
     // A lost lease ends here with an error, so the process exits non-zero and its Deployment
     // restarts it, as kube-controller-manager does.

@@ -1,5 +1,10 @@
 //! The controller's own HTTP endpoints: `/metrics` for Prometheus, `/healthz` and `/readyz`
-//! for the kubelet's probes (as controller-runtime and kube-controller-manager serve them).
+//! for the kubelet's probes (as controller-runtime and kube-controller-manager serve them),
+//! and, with a flight recorder, the loop as a person can look at it: `/debug/trace` (the last
+//! minutes as an HTML timeline), `/debug/trace.json` (the same for ui.perfetto.dev) and
+//! `/debug/queue` (the work queue now: depth, keys in flight with their worker and age, keys
+//! waiting with their ready time and failures). client-go's controllers have no such pages;
+//! Go's `net/http/pprof` and `/debug/vars` are the nearest.
 //!
 //! `/readyz` answers 200 only once the informer caches have synced: a replica that cannot
 //! read its cache should not count as ready. `/healthz` answers 200 while the process serves.
@@ -18,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use clientgo_flightrecorder::Recorder;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -34,7 +40,11 @@ use tokio_util::sync::CancellationToken;
 pub struct Endpoints {
     registry: Option<Mutex<Registry>>,
     ready: Box<dyn Fn() -> bool + Send + Sync>,
+    recorder: Option<Recorder>,
 }
+
+/// How far back `/debug/trace` and `/debug/trace.json` look.
+pub const TRACE_WINDOW: Duration = Duration::from_secs(300);
 
 impl Endpoints {
     /// `/metrics` from `registry` (none: 404), `/readyz` from `ready`.
@@ -45,10 +55,47 @@ impl Endpoints {
         Self {
             registry: registry.map(Mutex::new),
             ready: Box::new(ready),
+            recorder: None,
+        }
+    }
+
+    /// Serves the `/debug/...` pages from `recorder` (without one: 404).
+    pub fn with_recorder(mut self, recorder: Recorder) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// A `/debug/...` page: its content type and body.
+    fn debug_page(&self, path: &str) -> Option<(&'static str, String)> {
+        let recorder = self.recorder.as_ref()?;
+        match path {
+            "/debug/trace" => Some((
+                "text/html; charset=utf-8",
+                recorder
+                    .snapshot_last(TRACE_WINDOW)
+                    .html("sample-controller: the last five minutes"),
+            )),
+            "/debug/trace.json" => Some((
+                "application/json",
+                recorder.snapshot_last(TRACE_WINDOW).chrome_trace(),
+            )),
+            "/debug/queue" => Some((
+                "application/json",
+                serde_json::to_string_pretty(&recorder.queue_view()).ok()?,
+            )),
+            _ => None,
         }
     }
 
     fn answer(&self, path: &str) -> Response<Full<Bytes>> {
+        if let Some((content_type, body)) = self.debug_page(path) {
+            let mut response = Response::new(Full::new(Bytes::from(body)));
+            response.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static(content_type),
+            );
+            return response;
+        }
         let (status, body) = match path {
             "/healthz" | "/livez" => (StatusCode::OK, "ok".to_owned()),
             "/readyz" if (self.ready)() => (StatusCode::OK, "ok".to_owned()),
