@@ -31,6 +31,32 @@ pub fn on_decode(info: &ResourceInfo, obj: &mut Map<String, Value>) {
     }
 }
 
+/// Validates the status written through a custom resource's `/status` subresource against
+/// the schema's `status`: causes name `status.<field>`, their messages the field below
+/// `status`, as kube-apiserver's status validator words them.
+pub fn validate_status(info: &ResourceInfo, obj: &Map<String, Value>) -> ApiResult<()> {
+    let (Some(schema), Some(status)) = (info.schema.as_deref(), obj.get("status")) else {
+        return Ok(());
+    };
+    let Some(status_schema) = schema.get("properties").and_then(|p| p.get("status")) else {
+        return Ok(());
+    };
+    let mut causes = Vec::new();
+    validate::validate(status_schema, status, "", &mut causes);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    for cause in &mut causes {
+        cause.field = if cause.field.is_empty() {
+            "status".to_owned()
+        } else {
+            format!("status.{}", cause.field)
+        };
+    }
+    let name = crate::validation::meta_str(obj, "name");
+    Err(errors::invalid(&info.group, &info.kind, name, &causes))
+}
+
 /// Validates a custom resource about to be stored against its schema: 422 `Invalid` with
 /// one cause per violation.
 pub fn validate(info: &ResourceInfo, obj: &Map<String, Value>) -> ApiResult<()> {

@@ -356,7 +356,7 @@ pub fn prepare_for_update(
         if let Some(m) = managed {
             meta_mut(new).insert("managedFields".into(), m);
         }
-        return Ok(());
+        return crate::schema::validate_status(info, new);
     }
     if info.status_subresource {
         match old.get("status") {
