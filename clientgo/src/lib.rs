@@ -37,9 +37,9 @@
 pub mod signals;
 
 pub use clientgo_apimachinery as apimachinery;
-pub use clientgo_rest as rest;
 #[cfg(feature = "flightrecorder")]
 pub use clientgo_flightrecorder as flightrecorder;
+pub use clientgo_rest as rest;
 pub use tokio_util::sync::CancellationToken;
 
 /// client-go's `tools/...` packages.
