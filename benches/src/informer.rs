@@ -84,6 +84,27 @@ pub fn i1_list() -> Value {
     i1_with(false)
 }
 
+/// I1's sync alone, through a streaming list: for profiling the sync (under callgrind, say)
+/// without the update rounds.
+pub fn i1_sync() -> Value {
+    SYNC_ONLY.set(true);
+    i1_with(true)
+}
+
+/// I1list's sync alone (LIST, then WATCH).
+pub fn i1_list_sync() -> Value {
+    SYNC_ONLY.set(true);
+    i1_with(false)
+}
+
+/// Tells the helper not to reset the values of ConfigMaps that exist (for a sync alone).
+const NO_RESET_ENV: &str = "CLIENTGO_BENCH_I1_NO_RESET";
+
+thread_local! {
+    /// Whether the run ends once synced.
+    static SYNC_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 fn i1_with(watch_list: bool) -> Value {
     let mut helper = Helper::spawn();
     // The helper answers the kubeconfig to use: the sim's, or the one it was given.
@@ -140,6 +161,17 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
     let synced = start.elapsed();
     let cpu_synced = process::cpu_seconds();
     assert_eq!(informer.indexer().len(), I1_OBJECTS, "I1: objects cached");
+    if SYNC_ONLY.get() {
+        cancel.cancel();
+        let _ = task.await;
+        return json!({
+            "objects": I1_OBJECTS,
+            "sync": if watch_list { "streaming list (or LIST + WATCH if not served)" } else { "LIST + WATCH" },
+            "server": server_name(),
+            "synced_s": synced.as_secs_f64(),
+            "client_cpu_sync_s": cpu_synced - cpu_start,
+        });
+    }
 
     seen.expect_round(1);
     let start = Instant::now();
@@ -268,6 +300,7 @@ impl Helper {
         let exe = std::env::current_exe().expect("bench-report finds itself");
         let mut child = Command::new(exe)
             .arg("--i1-helper")
+            .env(NO_RESET_ENV, if SYNC_ONLY.get() { "1" } else { "" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -372,6 +405,7 @@ async fn setup(client: &RestClient, sim: Option<&clientgo_apiserver_sim::ApiServ
         );
     }
     let configmaps = ResourceClient::<ConfigMap>::namespaced(client, I1_NAMESPACE);
+    let no_reset = std::env::var(NO_RESET_ENV).is_ok_and(|v| v == "1");
     for_each_concurrently(I1_OBJECTS, move |i| {
         let configmaps = configmaps.clone();
         async move {
@@ -379,6 +413,8 @@ async fn setup(client: &RestClient, sim: Option<&clientgo_apiserver_sim::ApiServ
                 serde_json::from_value(configmap(I1_NAMESPACE, i)).expect("a ConfigMap");
             match configmaps.create(&cm, &PostParams::default()).await {
                 Ok(_) => {}
+                // A sync alone needs no particular values.
+                Err(err) if err.is_already_exists() && no_reset => {}
                 Err(err) if err.is_already_exists() => {
                     let patch = json!({"data": {"k": value(0, i)}});
                     configmaps

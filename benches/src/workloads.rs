@@ -10,11 +10,13 @@
 //! | Q3 | rate-limited requeue: 100,000 keys, each requeued 3 times (exponential 1 ms .. 10 ms), 4 workers |
 //! | Q1pq, Q3pq, Q4 | Q1 and Q3 on the priority queue; the restart backlog (see [`queue_priority`](crate::queue_priority)) |
 //! | S1 | 100,000 pods inserted into an indexed store; `by_index` and `list` (see [`store`](crate::store)) |
-//! | S1typed | the same with k8s-openapi's typed `Pod` |
+//! | S1typed | the same read as typed `Pod`s through a `TypedLister` (views of hot pods kept); typed `get` hot and cold, typed `list` |
+//! | S1openapi | the same with k8s-openapi's `Pod` in the store (client-go's and kube-rs's typed cache) |
 //! | D1 | a PodList of 10,000 pods decoded into the lean form a cache holds (see [`decode`](crate::decode)) |
 //! | D1typed | the same PodList decoded into k8s-openapi's typed `Pod` |
 //! | I1 | an informer syncing 10,000 ConfigMaps, then seeing 10,000 patches (see [`informer`](crate::informer)) |
 //! | I1list | as I1 with streaming lists off (LIST, then WATCH) |
+//! | I1sync, I1listsync | I1's and I1list's sync alone, for profiling it |
 //! | W1 | a recorded stream of 10,000 pod events through `Watch<T>`, lean and typed |
 //!
 //! Keys are `Arc<str>` formatted before the timer starts (a cheap-to-clone key, as Go's strings
@@ -38,8 +40,26 @@ use crate::process;
 
 /// Every workload `bench-report` knows, in the order it runs them.
 pub const ALL: &[&str] = &[
-    "Q1", "Q1p4", "Q1pq", "Q2", "Q2m", "Q2d", "Q2s", "Q3", "Q3pq", "Q4", "S1", "S1typed", "D1",
-    "D1typed", "W1", "I1", "I1list",
+    "Q1",
+    "Q1p4",
+    "Q1pq",
+    "Q2",
+    "Q2m",
+    "Q2d",
+    "Q2s",
+    "Q3",
+    "Q3pq",
+    "Q4",
+    "S1",
+    "S1typed",
+    "S1openapi",
+    "D1",
+    "D1typed",
+    "W1",
+    "I1",
+    "I1list",
+    "I1sync",
+    "I1listsync",
 ];
 
 /// Runs workload `id` once in this process; `None` for an unknown id.
@@ -59,11 +79,14 @@ pub fn run(id: &str) -> Option<Value> {
         "Q4" => crate::queue_priority::restart_backlog(),
         "S1" => crate::store::s1(),
         "S1typed" => crate::store::s1_typed(),
+        "S1openapi" => crate::store::s1_openapi(),
         "D1" => crate::decode::d1(),
         "D1typed" => crate::decode::d1_typed(),
         "W1" => crate::decode::w1(),
         "I1" => crate::informer::i1(),
         "I1list" => crate::informer::i1_list(),
+        "I1sync" => crate::informer::i1_sync(),
+        "I1listsync" => crate::informer::i1_list_sync(),
         _ => return None,
     };
     Some(figures)
