@@ -207,4 +207,5 @@ if (location.hash === "#selftest") {
     errors,
   };
   document.getElementById("selftest").textContent = "SELFTEST " + JSON.stringify(result);
+  window.scrollTo(0, 0);
 }
