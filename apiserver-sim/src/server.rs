@@ -91,7 +91,8 @@ impl ApiServerSim {
         });
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-            if let Err(e) = seed(&state, "", "v1", "namespaces", "", obj) {
+            // kube-apiserver creates these itself, as manager "kube-apiserver".
+            if let Err(e) = seed(&state, "", "v1", "namespaces", "", obj, "kube-apiserver") {
                 tracing::warn!(error = %e, "creating namespace {ns}");
             }
         }
@@ -207,7 +208,8 @@ impl ApiServerSim {
         self.state.store.stats()
     }
 
-    /// Creates an object directly (same rules as a POST), e.g. to seed a demo.
+    /// Creates an object directly (same rules as a POST without `fieldManager` or
+    /// User-Agent: managedFields name the manager `unknown`), e.g. to seed a demo.
     pub fn create(
         &self,
         group: &str,
@@ -216,7 +218,15 @@ impl ApiServerSim {
         namespace: &str,
         obj: Value,
     ) -> Result<Value, ApiError> {
-        seed(&self.state, group, version, plural, namespace, obj)
+        seed(
+            &self.state,
+            group,
+            version,
+            plural,
+            namespace,
+            obj,
+            "unknown",
+        )
     }
 
     /// Stops serving: the listener closes and open watches end.
@@ -243,6 +253,7 @@ fn seed(
     plural: &str,
     namespace: &str,
     obj: Value,
+    manager: &str,
 ) -> Result<Value, ApiError> {
     let info = state
         .registry
@@ -253,7 +264,15 @@ fn seed(
             "the object must be a JSON object",
         ));
     };
-    let created = verbs::create::create(state, &info, namespace, map)?;
+    let writer = crate::managed_fields::Writer {
+        manager: manager.to_owned(),
+        status: false,
+    };
+    let write = verbs::update::Write {
+        record: Some(&writer),
+        dry_run: false,
+    };
+    let created = verbs::create::create_as(state, &info, namespace, map, write)?;
     Ok(created.to_value())
 }
 

@@ -102,9 +102,39 @@ impl FieldSet {
     pub fn insert(&mut self, path: &[PathElement]) {
         let mut node = self;
         for element in path {
-            node = node.children.entry(element.clone()).or_default();
+            if !node.children.contains_key(element) {
+                node.children.insert(element.clone(), FieldSet::default());
+            }
+            match node.children.get_mut(element) {
+                Some(child) => node = child,
+                None => return,
+            }
         }
         node.member = true;
+    }
+
+    /// `self` without the members of `ignored` and everything under them.
+    pub fn without_subtrees(&self, ignored: &FieldSet) -> FieldSet {
+        if ignored.is_empty() {
+            return self.clone();
+        }
+        if ignored.member {
+            return FieldSet::new();
+        }
+        let mut out = FieldSet {
+            member: self.member,
+            children: BTreeMap::new(),
+        };
+        for (element, child) in &self.children {
+            let kept = match ignored.children.get(element) {
+                Some(i) => child.without_subtrees(i),
+                None => child.clone(),
+            };
+            if !kept.is_empty() {
+                out.children.insert(element.clone(), kept);
+            }
+        }
+        out
     }
 
     /// Whether `path` is a member.

@@ -207,7 +207,12 @@ fn cap_updates(managed: &mut Managed) {
 }
 
 /// The fields no manager ever owns (`stripMetaManager`).
-pub fn stripped() -> FieldSet {
+pub fn stripped() -> &'static FieldSet {
+    static STRIPPED: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(build_stripped);
+    &STRIPPED
+}
+
+fn build_stripped() -> FieldSet {
     let f = |s: &str| PathElement::Field(s.to_owned());
     let mut set = FieldSet::new();
     set.insert(&[f("apiVersion")]);

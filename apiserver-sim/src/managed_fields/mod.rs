@@ -99,6 +99,19 @@ fn ignored(
     set
 }
 
+/// The nodes of `info`'s zero value ([`schema::zero_value_paths`]).
+fn zero_value(info: &ResourceInfo) -> FieldSet {
+    let mut set = FieldSet::new();
+    for path in schema::zero_value_paths(&info.group, &info.plural) {
+        let path: Vec<PathElement> = path
+            .iter()
+            .map(|f| PathElement::Field((*f).to_owned()))
+            .collect();
+        set.insert(&path);
+    }
+    set
+}
+
 /// Records an `Update` by `writer` that turns `old` (`None`: a create) into `new`, in
 /// `new`'s `metadata.managedFields`. The entries start from those `new` carries when they
 /// decode and are not empty (so a client may rewrite them), else from `old`'s.
@@ -116,13 +129,18 @@ pub fn record_update(
         _ => managers::decode(old_map).unwrap_or_default(),
     };
     let ignore = ignored(info, writer.status, old_map, new);
-    let old_value = old.map(|o| Value::Object(strip_managed(o)));
-    let new_value = Value::Object(strip_managed(new));
-    let mut cmp = walk::compare(builtin, old_value.as_ref(), &new_value);
+    if builtin {
+        walk::drop_empty_maps(new);
+    }
+    let mut cmp = walk::compare_maps(builtin, old, new);
+    if old.is_none() {
+        cmp.added = cmp.added.difference(&zero_value(info));
+    }
     cmp.filter(&ignore);
-    let changed = cmp.added.union(&cmp.modified);
+    let mut changed = cmp.added;
+    changed.union_in_place(&cmp.modified);
     managers::take(&mut managed, None, &changed, &cmp.removed);
-    let mine = changed.difference(&managers::stripped());
+    let mine = changed.difference(managers::stripped());
     if !mine.is_empty() {
         let me = writer.entry(info, Operation::Update);
         match managed.iter_mut().find(|e| e.same_manager(&me)) {
@@ -157,8 +175,9 @@ pub fn record_apply(
     let live_map = live.unwrap_or(&empty);
     let mut managed: Managed = managers::decode(live_map).unwrap_or_default();
     let ignore = ignored(info, writer.status, live_map, merged);
-    let applied = walk::without_subtrees(&walk::to_field_set(builtin, config), &ignore)
-        .difference(&managers::stripped());
+    let applied = walk::to_field_set(builtin, config)
+        .without_subtrees(&ignore)
+        .difference(managers::stripped());
     let me = writer.entry(info, Operation::Apply);
     let previous = managed.iter().position(|e| e.same_manager(&me));
     let last = previous
@@ -181,9 +200,9 @@ pub fn record_apply(
         ));
     };
     *merged = pruned;
-    let live_value = live.map(|o| Value::Object(strip_managed(o)));
-    let new_value = Value::Object(strip_managed(merged));
-    let mut cmp = walk::compare(builtin, live_value.as_ref(), &new_value);
+    let mut cmp = walk::compare_maps(builtin, live, merged);
+    // Whether the apply changes the object (an empty map and no map are the same object).
+    let object_changed = !cmp.is_empty();
     cmp.filter(&ignore);
     let changed = cmp.added.union(&cmp.modified);
     let mut trial = managed.clone();
@@ -192,11 +211,6 @@ pub fn record_apply(
         return Err(conflicts::error(&found));
     }
     managed = trial;
-    // Whether the apply changes the object (an empty map and no map are the same object).
-    let unfiltered = walk::compare(builtin, live_value.as_ref(), &new_value);
-    let object_changed = [&unfiltered.added, &unfiltered.modified, &unfiltered.removed]
-        .iter()
-        .any(|s| !s.is_empty());
     managed.push(Entry {
         fields: applied,
         time: if object_changed { Some(now()) } else { time },
@@ -204,15 +218,6 @@ pub fn record_apply(
     });
     managers::encode(merged, managed);
     Ok(())
-}
-
-/// The object without `metadata.managedFields` (which is never compared).
-fn strip_managed(obj: &Map<String, Value>) -> Map<String, Value> {
-    let mut copy = obj.clone();
-    if let Some(Value::Object(meta)) = copy.get_mut("metadata") {
-        meta.remove("managedFields");
-    }
-    copy
 }
 
 #[cfg(test)]

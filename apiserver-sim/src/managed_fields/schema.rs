@@ -48,7 +48,8 @@ pub fn field_shape(builtin: bool, parent: &[&str], field: &str) -> Shape {
     match field {
         "data" | "binaryData" | "stringData" | "nodeSelector" | "limits" | "requests"
         | "overhead" | "capacity" | "allocatable" | "matchLabels" => Shape::Map,
-        "selector" | "labelSelector" | "namespaceSelector" | "podAffinityTerm" => Shape::Atomic,
+        "selector" | "labelSelector" | "namespaceSelector" | "podAffinityTerm"
+        | "involvedObject" | "regarding" | "related" => Shape::Atomic,
         "containers"
         | "initContainers"
         | "ephemeralContainers"
@@ -68,6 +69,44 @@ pub fn field_shape(builtin: bool, parent: &[&str], field: &str) -> Shape {
             Shape::Keyed(&[("topologyKey", None), ("whenUnsatisfiable", None)])
         }
         _ => Shape::Struct,
+    }
+}
+
+/// The objects a built-in type's Go zero value already has (struct fields without
+/// `omitempty`, and `containers`, encoded as `null`): a create, compared with that zero
+/// value, does not add them, so its manager does not own them themselves (no `.`).
+pub fn zero_value_paths(group: &str, plural: &str) -> &'static [&'static [&'static str]] {
+    const POD_TEMPLATE: [&[&str]; 5] = [
+        &["spec"],
+        &["spec", "template"],
+        &["spec", "template", "metadata"],
+        &["spec", "template", "spec"],
+        &["spec", "template", "spec", "containers"],
+    ];
+    match (group, plural) {
+        ("", "pods") => &[&["spec"], &["spec", "containers"], &["status"]],
+        ("", "namespaces") => &[&["spec"], &["status"]],
+        ("", "events") => &[&["involvedObject"], &["source"]],
+        ("events.k8s.io", "events") => &[&["regarding"], &["deprecatedSource"]],
+        ("coordination.k8s.io", "leases") => &[&["spec"]],
+        ("apps", "replicasets") => &[
+            POD_TEMPLATE[0],
+            POD_TEMPLATE[1],
+            POD_TEMPLATE[2],
+            POD_TEMPLATE[3],
+            POD_TEMPLATE[4],
+            &["status"],
+        ],
+        ("apps", "deployments") => &[
+            POD_TEMPLATE[0],
+            POD_TEMPLATE[1],
+            POD_TEMPLATE[2],
+            POD_TEMPLATE[3],
+            POD_TEMPLATE[4],
+            &["spec", "strategy"],
+            &["status"],
+        ],
+        _ => &[],
     }
 }
 

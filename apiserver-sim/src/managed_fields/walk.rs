@@ -27,22 +27,18 @@ pub struct Comparison {
 impl Comparison {
     /// Drops every path under the members of `ignored`.
     pub fn filter(&mut self, ignored: &FieldSet) {
+        if ignored.is_empty() {
+            return;
+        }
         for set in [&mut self.added, &mut self.modified, &mut self.removed] {
-            *set = without_subtrees(set, ignored);
+            *set = set.without_subtrees(ignored);
         }
     }
-}
 
-/// `set` without the members of `ignored` and everything under them.
-pub fn without_subtrees(set: &FieldSet, ignored: &FieldSet) -> FieldSet {
-    let mut out = FieldSet::new();
-    for path in set.paths() {
-        let covered = (0..=path.len()).any(|n| ignored.contains(&path[..n]));
-        if !covered {
-            out.insert(&path);
-        }
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.modified.is_empty() && self.removed.is_empty()
     }
-    out
 }
 
 struct Walker<'a> {
@@ -150,6 +146,38 @@ impl<'a> Walker<'a> {
         }
     }
 
+    fn compare_entries(
+        &mut self,
+        kind: Shape,
+        om: Option<&'a Map<String, Value>>,
+        nm: Option<&'a Map<String, Value>>,
+        c: &mut Comparison,
+    ) {
+        let mut keys: Vec<&'a String> = om.into_iter().flat_map(Map::keys).collect();
+        keys.extend(
+            nm.into_iter()
+                .flat_map(Map::keys)
+                .filter(|k| !om.is_some_and(|m| m.contains_key(*k))),
+        );
+        for key in keys {
+            if key == "managedFields" && self.names.as_slice() == ["metadata"] {
+                continue;
+            }
+            let child_shape = if kind == Shape::Map {
+                Shape::Atomic
+            } else {
+                self.child_shape(key)
+            };
+            self.path.push(PathElement::Field(key.clone()));
+            self.names.push(key);
+            let oc = om.and_then(|m| m.get(key.as_str()));
+            let nc = nm.and_then(|m| m.get(key.as_str()));
+            self.compare(child_shape, oc, nc, c);
+            self.names.pop();
+            self.path.pop();
+        }
+    }
+
     fn compare(
         &mut self,
         shape: Shape,
@@ -170,29 +198,12 @@ impl<'a> Walker<'a> {
         };
         match kind {
             Shape::Struct | Shape::Map => {
-                let om = o.and_then(Value::as_object);
-                let nm = n.and_then(Value::as_object);
-                let mut keys: Vec<&'a String> = om.into_iter().flat_map(Map::keys).collect();
-                keys.extend(
-                    nm.into_iter()
-                        .flat_map(Map::keys)
-                        .filter(|k| !om.is_some_and(|m| m.contains_key(*k))),
+                self.compare_entries(
+                    kind,
+                    o.and_then(Value::as_object),
+                    n.and_then(Value::as_object),
+                    c,
                 );
-                for key in keys {
-                    let child_shape = if kind == Shape::Map {
-                        Shape::Atomic
-                    } else {
-                        self.child_shape(key)
-                    };
-                    self.path.push(PathElement::Field(key.clone()));
-                    self.names.push(key);
-                    // Borrow the children from the maps that live as long as 'a.
-                    let oc = o.and_then(|v| v.get(key.as_str()));
-                    let nc = n.and_then(|v| v.get(key.as_str()));
-                    self.compare(child_shape, oc, nc, c);
-                    self.names.pop();
-                    self.path.pop();
-                }
             }
             list @ (Shape::Keyed(_) | Shape::Set) => match (items(list, o), items(list, n)) {
                 (Some(oi), Some(ni)) => {
@@ -247,22 +258,31 @@ pub fn to_field_set(builtin: bool, obj: &Value) -> FieldSet {
     out
 }
 
-/// What changed from `old` to `new` (`None`: no object yet).
-pub fn compare(builtin: bool, old: Option<&Value>, new: &Value) -> Comparison {
+/// What changed from `old` to `new` (`None`: no object yet); `metadata.managedFields` is
+/// never compared.
+pub fn compare_maps(
+    builtin: bool,
+    old: Option<&Map<String, Value>>,
+    new: &Map<String, Value>,
+) -> Comparison {
     let mut c = Comparison::default();
     let mut w = Walker {
         builtin,
         names: Vec::new(),
         path: Vec::new(),
     };
-    let empty = Value::Object(Map::new());
-    w.compare(
-        Shape::Struct,
-        Some(old.unwrap_or(&empty)),
-        Some(new),
-        &mut c,
-    );
+    w.compare_entries(Shape::Struct, old, Some(new), &mut c);
     c
+}
+
+#[cfg(test)]
+fn compare(builtin: bool, old: Option<&Value>, new: &Value) -> Comparison {
+    let empty = Map::new();
+    compare_maps(
+        builtin,
+        old.and_then(Value::as_object),
+        new.as_object().unwrap_or(&empty),
+    )
 }
 
 /// Removes the members of `set` from `obj` (list items by key or value, fields by name).
@@ -270,9 +290,15 @@ pub fn remove(builtin: bool, obj: &mut Value, set: &FieldSet) {
     for path in set.paths().iter().rev() {
         remove_path(obj, path);
     }
-    if builtin {
-        drop_empty_maps(obj, &mut Vec::new());
+    if let (true, Value::Object(map)) = (builtin, obj) {
+        drop_empty_maps(map);
     }
+}
+
+/// Drops the empty maps (labels, annotations, data, ...) of a built-in object, as Go's
+/// encoder omits them.
+pub fn drop_empty_maps(obj: &mut Map<String, Value>) {
+    drop_empty(obj, &mut Vec::new());
 }
 
 fn remove_path(obj: &mut Value, path: &[PathElement]) {
@@ -322,23 +348,16 @@ fn matches_element(e: &PathElement, item: &Value) -> bool {
     }
 }
 
-fn drop_empty_maps(v: &mut Value, names: &mut Vec<String>) {
-    if let Value::Object(map) = v {
-        let parent: Vec<&str> = names.iter().map(String::as_str).collect();
-        let empty: Vec<String> = map
-            .iter()
-            .filter(|(k, child)| {
-                field_shape(true, &parent, k) == Shape::Map
-                    && child.as_object().is_some_and(Map::is_empty)
-            })
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in empty {
-            map.remove(&k);
-        }
-        for (k, child) in map.iter_mut() {
+fn drop_empty(map: &mut Map<String, Value>, names: &mut Vec<String>) {
+    let parent: Vec<&str> = names.iter().map(String::as_str).collect();
+    map.retain(|k, child| {
+        !(field_shape(true, &parent, k) == Shape::Map
+            && child.as_object().is_some_and(Map::is_empty))
+    });
+    for (k, child) in map.iter_mut() {
+        if let Value::Object(inner) = child {
             names.push(k.clone());
-            drop_empty_maps(child, names);
+            drop_empty(inner, names);
             names.pop();
         }
     }

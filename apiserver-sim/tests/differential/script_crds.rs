@@ -5,8 +5,7 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::script::{
-    APPLY, DELETE_ANSWERS, MANAGED_FIELDS, MERGE, OTHER_RESOURCES, STRATEGIC, delete, get, patch,
-    post,
+    APPLY, DELETE_ANSWERS, MERGE, OTHER_RESOURCES, STRATEGIC, delete, get, patch, post,
 };
 use super::step::{Pick, Step};
 
@@ -123,6 +122,7 @@ pub fn custom_resources() -> Vec<Step> {
             "cr/list",
             "list: a custom resource (items carry apiVersion/kind)",
             WIDGETS,
+        ),
         Step::watch(
             "cr/watch-too-old",
             "watch: from N older than the history, 200",
@@ -134,7 +134,6 @@ pub fn custom_resources() -> Vec<Step> {
             "watch: from N older than a custom resource's CRD, one ERROR event 410",
             "too-old",
             super::client::Until::Count(1),
-        ),
         ),
         patch(
             "cr/merge-patch",
@@ -171,8 +170,7 @@ pub fn custom_resources() -> Vec<Step> {
             APPLY,
             &widget("w2", json!({"size": 4})).to_string(),
         )
-        .managed_fields()
-        .known("/body/metadata/managedFields", MANAGED_FIELDS),
+        .managed_fields(),
         get("cr/list-limit", cr_page, &format!("{WIDGETS}?limit=1"))
             .save("cr_cont", "/metadata/continue"),
         get(
