@@ -67,6 +67,41 @@
 //!
 //! Nothing in the vocabulary carries an object's content, a token or a query string: keys,
 //! resourceVersions, paths and status codes only.
+//!
+//! # OpenTelemetry
+//!
+//! The `http` spans use OpenTelemetry's HTTP semantic-convention names, and each `reconcile`
+//! span is their parent, so a program that adds `tracing-opentelemetry` exports a trace per
+//! reconcile with its requests as client spans (and the queue's events as span events).
+//! A sketch, with opentelemetry 0.30's crates (`opentelemetry`, `opentelemetry_sdk`,
+//! `opentelemetry-otlp` with its `http-proto` feature) and `tracing-opentelemetry` 0.31; this
+//! project does not depend on them:
+//!
+//! ```ignore
+//! use opentelemetry::trace::TracerProvider as _;
+//! use opentelemetry_otlp::SpanExporter;
+//! use opentelemetry_sdk::trace::SdkTracerProvider;
+//! use tracing::Level;
+//! use tracing_subscriber::filter::Targets;
+//! use tracing_subscriber::prelude::*;
+//!
+//! // OTLP over HTTP to http://localhost:4318 (OTEL_EXPORTER_OTLP_ENDPOINT overrides it).
+//! let exporter = SpanExporter::builder().with_http().build()?;
+//! let provider = SdkTracerProvider::builder().with_batch_exporter(exporter).build();
+//! let reconciles_and_requests = Targets::new()
+//!     .with_target("clientgo_workqueue::journey", Level::TRACE)
+//!     .with_target("clientgo_rest::journey", Level::TRACE);
+//! tracing_subscriber::registry()
+//!     .with(tracing_subscriber::fmt::layer().with_filter(Targets::new().with_default(Level::INFO)))
+//!     .with(
+//!         tracing_opentelemetry::layer()
+//!             .with_tracer(provider.tracer("my-controller"))
+//!             .with_filter(reconciles_and_requests),
+//!     )
+//!     .init();
+//! // ... run the controller ...
+//! provider.shutdown()?; // flushes the spans still batched
+//! ```
 
 #![deny(missing_docs)]
 
