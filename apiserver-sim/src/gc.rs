@@ -9,7 +9,10 @@
 //!   every dependent, then loses the finalizer;
 //! * an owner being deleted with the `foregroundDeletion` finalizer has its dependents
 //!   deleted, and loses the finalizer once none is left;
-//! * a terminating namespace has everything in it deleted, then the namespace is removed.
+//! * a terminating namespace has everything in it deleted, then the namespace is removed;
+//! * a CRD being deleted has its custom resources deleted, then loses its
+//!   `customresourcecleanup.apiextensions.k8s.io` finalizer (apiextensions-apiserver's
+//!   finalizer controller).
 //!
 //! Differences: owners are matched by uid alone, there is no dependency graph kept between
 //! passes (each pass scans the store), and passes run after writes, at most once per
@@ -24,6 +27,7 @@ use crate::resources::ResourceInfo;
 use crate::state::State;
 use crate::store::{StoredObject, object_key};
 use crate::verbs::delete::{self, DeleteOptions, FOREGROUND, ORPHAN};
+use crate::verbs::graceful::{self, CRD_CLEANUP};
 use crate::verbs::update::{Part, guaranteed_update};
 
 /// Runs passes after writes until the server shuts down.
@@ -117,6 +121,36 @@ fn delete_entry(state: &State, e: &Entry) {
     }
 }
 
+/// The CRD finalizer controller's work on a CRD being deleted: delete its custom resources,
+/// then, once none is left, remove the cleanup finalizer (which removes the CRD).
+fn clean_up_crd(state: &State, e: &Entry) {
+    let crd = e.obj.to_value();
+    let group = crd["spec"]["group"].as_str().unwrap_or("");
+    let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or("");
+    let instances = state.store.all(&format!("{group}/{plural}"));
+    if instances.is_empty() {
+        remove_finalizer(state, e, CRD_CLEANUP);
+        return;
+    }
+    let Some(info) = state
+        .registry
+        .all()
+        .into_iter()
+        .find(|r| r.group == group && r.plural == plural && !r.strategic_merge)
+    else {
+        return;
+    };
+    for obj in instances.iter().filter(|o| !o.is_deleting()) {
+        delete_entry(
+            state,
+            &Entry {
+                info: info.clone(),
+                obj: obj.clone(),
+            },
+        );
+    }
+}
+
 /// One pass of the garbage collector and the namespace controller.
 pub fn pass(state: &State) {
     let mut seen = HashSet::new();
@@ -164,6 +198,10 @@ pub fn pass(state: &State) {
             }
         }
         if !e.obj.is_deleting() {
+            continue;
+        }
+        if graceful::is_crd(&e.info) && e.obj.finalizers().iter().any(|f| &**f == CRD_CLEANUP) {
+            clean_up_crd(state, e);
             continue;
         }
         let deps = dependents

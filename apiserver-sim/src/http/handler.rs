@@ -545,7 +545,7 @@ fn delete_options(ctx: &Ctx) -> ApiResult<DeleteOptions> {
 fn delete_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     let opts = delete_options(ctx)?;
     match delete::delete(&ctx.state, &ctx.info, ctx.namespace(), ctx.name(), &opts)? {
-        Deleted::Pending(obj) => Ok(body::json(
+        Deleted::Pending(obj) | Deleted::Gone(obj) => Ok(body::json(
             StatusCode::OK,
             Bytes::copy_from_slice(obj.json()),
         )),

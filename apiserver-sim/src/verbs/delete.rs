@@ -6,10 +6,10 @@
 //! `orphan`), is only marked (`deletionTimestamp`, `deletionGracePeriodSeconds: 0`,
 //! generation bumped) and removed once its finalizers are gone; a namespace is marked
 //! `Terminating` and emptied by the namespace controller ([`crate::gc`]). Everything else is
-//! removed at once. `dryRun=All` answers as the delete would and changes nothing.
-//! Differences: no grace periods (pods are removed at once, as the real
-//! server does for pods not bound to a node); the response for an immediate delete is a
-//! `Success` Status for every resource.
+//! removed at once. `dryRun=All` answers as the delete would and changes nothing. Pods bound
+//! to a node are deleted over their grace period, and a CRD is marked and cleaned up
+//! ([`graceful`]). The response for an immediate delete is a `Success` Status, but for
+//! Pods, which answer their last state.
 
 use std::sync::Arc;
 
@@ -18,8 +18,9 @@ use serde_json::{Map, Value, json};
 
 use crate::errors::{self, ApiResult, FieldError};
 use crate::resources::ResourceInfo;
-use crate::state::SimState;
+use crate::state::State;
 use crate::store::{StoreError, StoredObject, object_key};
+use crate::verbs::graceful;
 use crate::verbs::update::{Part, guaranteed_update};
 use crate::{crd, verbs};
 
@@ -99,8 +100,11 @@ impl DeleteOptions {
 pub enum Deleted {
     /// The object is gone; its last state.
     Removed(Arc<StoredObject>),
-    /// The object is marked for deletion and waits for its finalizers.
+    /// The object is marked for deletion and waits for its finalizers (or grace period).
     Pending(Arc<StoredObject>),
+    /// The object is gone, and the answer is its last state rather than a Status (Pods:
+    /// the registry's `ReturnDeletedObject`).
+    Gone(Arc<StoredObject>),
 }
 
 fn check_preconditions(
@@ -140,7 +144,7 @@ fn check_preconditions(
 
 /// Deletes one object.
 pub fn delete(
-    state: &SimState,
+    state: &State,
     info: &ResourceInfo,
     namespace: &str,
     name: &str,
@@ -157,11 +161,33 @@ pub fn delete(
         if let Some(p) = &opts.preconditions {
             check_preconditions(info, name, &current, p)?;
         }
-        let graceful =
-            is_namespace || !current.finalizers().is_empty() || added_finalizer.is_some();
+        let pod_grace = graceful::is_pod(info)
+            .then(|| graceful::pod_grace(&current, opts.grace_period_seconds))
+            .filter(|_| opts.dry_run.is_empty());
         if current.is_deleting() {
-            return Ok(Deleted::Pending(current));
+            // A shorter grace period (a Pod deleted again) brings the removal forward.
+            let shorter = pod_grace.filter(|g| *g < current.deletion_grace_seconds().unwrap_or(0));
+            match shorter {
+                Some(0) if current.finalizers().is_empty() => {}
+                Some(g) => return shorten_grace(state, info, &current, g),
+                None => return Ok(Deleted::Pending(current)),
+            }
         }
+        if graceful::is_crd(info) && opts.dry_run.is_empty() && !current.is_deleting() {
+            let updated = guaranteed_update(state, info, namespace, name, Part::Internal, |old| {
+                let mut new = old.clone();
+                graceful::mark_crd_deleting(&mut new);
+                Ok(new)
+            })?;
+            state.gc_kick.notify_one();
+            return Ok(Deleted::Pending(updated.object));
+        }
+        let pod_graceful = pod_grace.filter(|g| *g > 0);
+        let graceful = !current.is_deleting()
+            && (is_namespace
+                || !current.finalizers().is_empty()
+                || added_finalizer.is_some()
+                || pod_graceful.is_some());
         if !opts.dry_run.is_empty() {
             // dryRun=All: the answer the delete would give, nothing written.
             if !graceful {
@@ -183,11 +209,17 @@ pub fn delete(
             let result = guaranteed_update(state, info, namespace, name, Part::Internal, |old| {
                 let mut new = old.clone();
                 mark_deleting(info, &mut new, added_finalizer, expected)?;
+                if let Some(g) = pod_graceful {
+                    graceful::mark_graceful(info, &mut new, g);
+                }
                 Ok(new)
             });
             return match result {
                 Ok(updated) => {
                     state.gc_kick.notify_one();
+                    if let (Some(g), false) = (pod_graceful, updated.removed) {
+                        graceful::remove_when_grace_ends(state, info, &updated.object, g);
+                    }
                     if updated.removed {
                         Ok(Deleted::Removed(updated.object))
                     } else {
@@ -206,6 +238,9 @@ pub fn delete(
                 tracing::debug!(resource = %info.plural, key, "deleted");
                 crd::after_write(state, info);
                 state.gc_kick.notify_one();
+                if graceful::is_pod(info) {
+                    return Ok(Deleted::Gone(deleted_now(info, &gone)));
+                }
                 return Ok(Deleted::Removed(gone));
             }
             Err(StoreError::Conflict { .. }) => continue,
@@ -218,6 +253,45 @@ pub fn delete(
         name,
         "too many concurrent updates; please try again",
     ))
+}
+
+/// A Pod deleted again with a shorter grace period: marked with it, removed when it ends.
+fn shorten_grace(
+    state: &State,
+    info: &ResourceInfo,
+    current: &StoredObject,
+    grace: i64,
+) -> ApiResult<Deleted> {
+    let expected = current.rv();
+    let updated = guaranteed_update(
+        state,
+        info,
+        current.namespace(),
+        current.name(),
+        Part::Internal,
+        |old| {
+            let mut new = old.clone();
+            crate::validation::meta_mut(&mut new)
+                .insert("resourceVersion".into(), json!(expected.to_string()));
+            graceful::mark_graceful(info, &mut new, grace);
+            Ok(new)
+        },
+    )?;
+    if updated.removed {
+        return Ok(Deleted::Gone(updated.object));
+    }
+    graceful::remove_when_grace_ends(state, info, &updated.object, grace);
+    Ok(Deleted::Pending(updated.object))
+}
+
+/// A Pod's answer to an immediate delete: its last state, marked as deleted now with no
+/// grace period (what `rest.BeforeDelete` wrote before the store removed it).
+fn deleted_now(info: &ResourceInfo, gone: &StoredObject) -> Arc<StoredObject> {
+    let Value::Object(mut last) = gone.to_value() else {
+        return Arc::new(gone.clone());
+    };
+    graceful::mark_graceful(info, &mut last, 0);
+    StoredObject::from_value(&Value::Object(last), gone.rv(), &info.selectable_fields)
 }
 
 fn mark_deleting(
@@ -259,7 +333,7 @@ fn mark_deleting(
 
 /// Deletes every object of `info` in `namespace` (`""`: all) that `filter` selects.
 pub fn delete_collection(
-    state: &SimState,
+    state: &State,
     info: &ResourceInfo,
     namespace: &str,
     opts: &DeleteOptions,
@@ -272,7 +346,7 @@ pub fn delete_collection(
             continue;
         }
         match delete(state, info, obj.namespace(), obj.name(), opts) {
-            Ok(Deleted::Removed(o) | Deleted::Pending(o)) => out.push(o),
+            Ok(Deleted::Removed(o) | Deleted::Pending(o) | Deleted::Gone(o)) => out.push(o),
             Err(e) if e.code() == 404 => {}
             Err(e) => return Err(e),
         }

@@ -10,6 +10,7 @@
 
 pub mod create;
 pub mod delete;
+pub mod graceful;
 pub mod list;
 pub mod update;
 pub mod watch;

@@ -203,6 +203,11 @@ async fn crd_lifecycle_serves_and_unserves_its_resource() {
         ("DELETED", "w"),
         "objects go with their CRD"
     );
+    // The CRD goes once its custom resources are gone, asynchronously.
+    eventually("the CRD gone", || async {
+        c.get(&format!("{crds}/widgets.example.com")).await.status == 404
+    })
+    .await;
     crate::unserved::assert_page_not_found(&c.get(ws).await);
     crate::unserved::assert_page_not_found(&c.get("/apis/example.com/v1").await);
 }

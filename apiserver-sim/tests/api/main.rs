@@ -8,6 +8,7 @@ mod defaults;
 mod discovery;
 mod faults;
 mod gc;
+mod graceful;
 mod kubectl;
 mod limits;
 mod list;

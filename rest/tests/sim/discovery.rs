@@ -1,8 +1,12 @@
 //! Discovery and the RESTMapper against the sim (classic discovery: the sim offers no
 //! aggregated documents), including a CRD created at run time.
 
+use std::time::Duration;
+
 use clientgo_apimachinery::{GroupVersion, GroupVersionKind, GroupVersionResource};
-use clientgo_rest::{DeleteParams, DiscoveryClient, MappingError, PostParams, RestMapper};
+use clientgo_rest::{
+    DeleteParams, DiscoveryClient, GetParams, MappingError, PostParams, RestMapper,
+};
 
 use crate::common;
 use crate::custom::{crd, crds};
@@ -152,6 +156,14 @@ async fn a_crd_created_at_run_time_resolves_after_one_refresh() {
         .delete("sprockets.parts.example.com", &DeleteParams::default())
         .await
         .unwrap();
+    // The CRD goes once its custom resources are cleaned up, asynchronously.
+    common::eventually(Duration::from_secs(10), "the CRD gone", || async {
+        crds(&s.client)
+            .get("sprockets.parts.example.com", &GetParams::default())
+            .await
+            .is_err_and(|e| e.is_not_found())
+    })
+    .await;
     mapper.reset();
     let err = mapper.resource_for_kind(&sprocket).await.unwrap_err();
     assert!(err.is_no_match(), "{err}");
