@@ -14,6 +14,7 @@ pub mod pods;
 pub mod process;
 pub mod queue_debounce;
 pub mod queue_priority;
+pub mod sharding;
 pub mod store;
 pub mod workloads;
 
