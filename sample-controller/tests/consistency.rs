@@ -17,7 +17,6 @@ use clientgo_sample_controller::controller::Controller;
 use clientgo_sample_controller::finalizer::FINALIZER;
 use clientgo_sample_controller::foo::Foo;
 use clientgo_workqueue::QueueConfig;
-use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::registry::Registry;
 use support::{CONTROLLER_AGENT, Cluster, eventually, metric, options};
 use tokio_util::sync::CancellationToken;
