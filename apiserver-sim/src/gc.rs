@@ -4,7 +4,8 @@
 //! collector (`pkg/controller/garbagecollector`) and namespace controller
 //! (`pkg/controller/namespace`) do:
 //! * an object whose owner references all point to objects that no longer exist is deleted
-//!   (background propagation);
+//!   (background propagation); one with another live owner loses only the dangling
+//!   references (`attemptToDeleteItem`'s patch);
 //! * an owner being deleted with the `orphan` finalizer has its owner reference removed from
 //!   every dependent, then loses the finalizer;
 //! * an owner being deleted with the `foregroundDeletion` finalizer has its dependents
@@ -182,13 +183,21 @@ pub fn pass(state: &State) {
         if !e.obj.owners().is_empty() && !e.obj.is_deleting() {
             // Re-read: an earlier step of this pass may have orphaned the object.
             let current = state.store.get(&e.info.keyspace(), e.obj.key());
-            if current.is_some_and(|c| {
-                !c.owners().is_empty()
-                    && c.owners()
-                        .iter()
-                        .all(|o| state.store.find_uid(&o.uid).is_none())
-            }) {
-                delete_entry(state, e);
+            if let Some(c) = current.filter(|c| !c.owners().is_empty()) {
+                let missing: Vec<&str> = c
+                    .owners()
+                    .iter()
+                    .filter(|o| state.store.find_uid(&o.uid).is_none())
+                    .map(|o| &*o.uid)
+                    .collect();
+                if missing.len() == c.owners().len() {
+                    delete_entry(state, e);
+                } else {
+                    // Another owner lives: only the dangling references go.
+                    for uid in missing {
+                        drop_owner_ref(state, e, uid);
+                    }
+                }
             }
         }
         if e.info.namespaced && terminating.contains(e.obj.namespace()) {

@@ -122,6 +122,8 @@ struct Inner {
     history: VecDeque<Arc<Event>>,
     compacted: u64,
     capacity: usize,
+    /// The revision of each keyspace's last write.
+    last_writes: HashMap<Arc<str>, u64>,
 }
 
 /// The MVCC store. Cheap to share behind an `Arc`.
@@ -159,6 +161,7 @@ impl Store {
                 history: VecDeque::new(),
                 compacted: start_rev,
                 capacity: history.max(1),
+                last_writes: HashMap::new(),
             }),
             rev_tx,
         }
@@ -184,6 +187,11 @@ impl Store {
         let mut inner = self.inner.lock();
         inner.history.clear();
         inner.compacted = inner.rev;
+    }
+
+    /// The revision of the last write to `keyspace`, if any.
+    pub fn last_write(&self, keyspace: &str) -> Option<u64> {
+        self.inner.lock().last_writes.get(keyspace).copied()
     }
 
     /// The current object under `key`.
@@ -261,6 +269,7 @@ impl Store {
         }
         let rv = object.rv();
         inner.rev = rv;
+        inner.last_writes.insert(ks.clone(), rv);
         inner.history.push_back(Arc::new(Event {
             rv,
             keyspace: ks,

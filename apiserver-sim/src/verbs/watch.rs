@@ -10,7 +10,8 @@
 //! * `sendInitialEvents=true` (WatchList): the current state as ADDED events, then a
 //!   BOOKMARK annotated `k8s.io/initial-events-end: "true"`, then changes;
 //! * `allowWatchBookmarks`: a BOOKMARK (an object of the watched kind carrying only a
-//!   resourceVersion) every bookmark interval and once shortly before the timeout;
+//!   resourceVersion) every bookmark interval and once shortly before the timeout, once the
+//!   resource has been written since its watch cache started (the cacher sends none before);
 //! * `timeoutSeconds` ends the stream cleanly; label and field selectors filter events, an
 //!   object that stops matching is sent as DELETED and one that starts matching as ADDED;
 //! * a watcher that falls behind the history gets the 410 ERROR event and is closed.
@@ -227,6 +228,17 @@ impl Watcher {
         }
     }
 
+    /// Whether the resource's watch cache has processed a write since it started: the
+    /// cacher sends no bookmark before (`dispatchEvents`: "never send a bookmark event if we
+    /// did not see an event here"), periodic and pre-timeout ones alike.
+    fn cache_progressed(&self) -> bool {
+        let start = cache_start(&self.state, &self.info);
+        self.state
+            .store
+            .last_write(&self.info.keyspace())
+            .is_some_and(|rev| rev > start)
+    }
+
     fn next_bookmark(&self, now: Instant, deadline: Instant) -> Instant {
         let cfg = &self.state.config;
         let periodic = now + cfg.bookmark_interval;
@@ -322,7 +334,9 @@ impl Watcher {
                     }
                 }
                 () = tokio::time::sleep_until(next_bookmark), if self.opts.allow_bookmarks && !stalled => {
-                    self.send(self.bookmark_frame(pos, false)).await?;
+                    if self.cache_progressed() {
+                        self.send(self.bookmark_frame(pos, false)).await?;
+                    }
                     next_bookmark = self.next_bookmark(Instant::now(), deadline);
                 }
                 () = tokio::time::sleep_until(deadline) => return Ok(()),

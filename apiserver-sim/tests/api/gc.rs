@@ -166,3 +166,31 @@ async fn deleting_a_namespace_empties_it_first() {
     })
     .await;
 }
+
+/// kube-controller-manager's garbage collector (`attemptToDeleteItem`): a dependent with one
+/// owner gone and another alive is kept, and only the dangling reference is removed.
+#[tokio::test]
+async fn a_dangling_owner_reference_goes_while_another_owner_lives() {
+    let (_sim, c) = sim().await;
+    let live = c
+        .post(DEPS, json!({"metadata": {"name": "live"}, "spec": {}}))
+        .await
+        .body;
+    let reference = |name: &str, uid: &Value| json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "uid": uid});
+    let rs = c
+        .post(
+            RS,
+            json!({"metadata": {"name": "shared", "ownerReferences": [
+                reference("live", &live["metadata"]["uid"]),
+                reference("gone", &json!("00000000-0000-0000-0000-00000000dead"))]},
+                "spec": {}}),
+        )
+        .await;
+    assert_eq!(rs.status, 201, "{}", rs.body);
+    eventually("the dangling reference removed", || async {
+        let refs = c.get(&format!("{RS}/shared")).await.body["metadata"]["ownerReferences"].clone();
+        refs.as_array()
+            .is_some_and(|r| r.len() == 1 && r[0]["name"] == "live")
+    })
+    .await;
+}

@@ -111,6 +111,8 @@ async fn too_old_resource_version_is_an_error_event() {
 async fn bookmarks_are_periodic_and_only_when_allowed() {
     let config = SimConfig::default().with_bookmark_interval(Duration::from_millis(100));
     let (sim, c) = start(config).await;
+    // Bookmarks come once the resource's cache has seen a write.
+    c.configmap("default", "seed", json!({})).await;
     let rv_now = sim.resource_version();
     let mut w = c
         .watch(&format!(
@@ -143,10 +145,24 @@ async fn timeout_ends_the_watch_after_a_last_bookmark() {
         ..SimConfig::default()
     };
     let (_sim, c) = start(config).await;
+    // kube-apiserver's cacher sends no bookmark before it has processed a write of the
+    // resource (`Cacher.dispatchEvents`: "never send a bookmark event if we did not see an
+    // event here"): a watch of a resource never written ends bare.
+    let mut bare = c
+        .watch(&format!(
+            "{CMS}?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=1"
+        ))
+        .await;
+    assert!(
+        matches!(bare.next().await, Next::End),
+        "no bookmark before progress"
+    );
+    let seed = c.configmap("default", "seed", json!({})).await;
     let started = tokio::time::Instant::now();
     let mut w = c
         .watch(&format!(
-            "{CMS}?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=1"
+            "{CMS}?watch=true&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds=1",
+            rv(&seed)
         ))
         .await;
     let (t, _) = w.event().await;
