@@ -161,6 +161,9 @@ fn merge_list(
             }
         }
         ListStrategy::MergeKey(key) => {
+            // The patch's items first, in its order, then the items only the server has,
+            // in theirs (strategicpatch's `normalizeElementOrder`).
+            let mut patched: Vec<Value> = Vec::new();
             for p in patch {
                 let Value::Object(pm) = p else {
                     return Err(PatchError::Malformed(format!(
@@ -168,16 +171,25 @@ fn merge_list(
                     )));
                 };
                 let id = pm.get(key).cloned().unwrap_or(Value::Null);
-                let pos = items.iter().position(|i| i.get(key) == Some(&id));
-                match (pm.get("$patch").and_then(Value::as_str), pos) {
-                    (Some("delete"), Some(i)) => {
-                        items.remove(i);
+                let deleting = pm.get("$patch").and_then(Value::as_str) == Some("delete");
+                if let Some(i) = items.iter().position(|i| i.get(key) == Some(&id)) {
+                    let mut server = items.remove(i);
+                    if !deleting {
+                        merge_map(&mut server, pm)?;
+                        patched.push(server);
                     }
-                    (Some("delete"), None) => {}
-                    (_, Some(i)) => merge_map(&mut items[i], pm)?,
-                    (_, None) => items.push(strip_directives(p)),
+                } else if let Some(i) = patched.iter().position(|i| i.get(key) == Some(&id)) {
+                    if deleting {
+                        patched.remove(i);
+                    } else {
+                        merge_map(&mut patched[i], pm)?;
+                    }
+                } else if !deleting {
+                    patched.push(strip_directives(p));
                 }
             }
+            patched.append(items);
+            *items = patched;
         }
     }
     Ok(())
@@ -212,7 +224,8 @@ mod tests {
             pod,
             json!({"metadata": {"finalizers": ["a", "b"], "labels": {"y": "2"}},
             "spec": {"containers": [
-                {"name": "app", "image": "app:2", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]},
+                // The patch's items first (kube-apiserver 1.36.2, `patch/strategic-deployment`).
+                {"name": "app", "image": "app:2", "env": [{"name": "B", "value": "2"}, {"name": "A", "value": "1"}]},
                 {"name": "new", "image": "new:1"}],
               "tolerations": [{"key": "j"}]}})
         );

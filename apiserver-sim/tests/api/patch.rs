@@ -106,7 +106,8 @@ async fn strategic_merge_uses_list_merge_keys() {
     assert_eq!(containers[0]["image"], "app:2");
     assert_eq!(
         containers[0]["env"],
-        json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+        json!([{"name": "B", "value": "2"}, {"name": "A", "value": "1"}]),
+        "the patch's items first, as kube-apiserver 1.36.2 puts them"
     );
     assert_eq!(r.body["metadata"]["generation"], 2);
     let r = c
