@@ -76,12 +76,17 @@ fn to_api(e: PatchError) -> ApiError {
             m,
         )
         .into(),
-        PatchError::Failed(m) => clientgo_apimachinery::Status::failure(
-            422,
-            clientgo_apimachinery::StatusReason::Invalid,
-            m,
-        )
-        .into(),
+        // A JSON patch that cannot be applied: kube-apiserver answers
+        // `NewGenericServerResponse(422, ...)`, whose message says nothing of the operation.
+        PatchError::Failed(_) => {
+            let mut status = clientgo_apimachinery::Status::failure(
+                422,
+                clientgo_apimachinery::StatusReason::Invalid,
+                "the server rejected our request due to an error in our request",
+            );
+            status.details = Some(clientgo_apimachinery::StatusDetails::default());
+            status.into()
+        }
     }
 }
 
