@@ -118,39 +118,12 @@ impl Stats {
 
     /// Exports the metrics in `registry` (`sample_controller_*`).
     pub fn register(&self, registry: &mut Registry) {
-        for (name, help, counter) in [
-            (
-                "sample_controller_reconciles_succeeded",
-                "Reconciles that succeeded",
-                &self.synced,
-            ),
-            (
-                "sample_controller_reconciles_failed",
-                "Reconciles that failed and were retried with backoff",
-                &self.failed,
-            ),
-            (
-                "sample_controller_reconcile_panics",
-                "Reconciles that panicked (also counted as failed)",
-                &self.panicked,
-            ),
-            (
-                "sample_controller_api_writes",
-                "Writes sent to the API server",
-                &self.writes,
-            ),
-            (
-                "sample_controller_reconciles_cancelled",
-                "Reconciles cancelled in flight (a drain that ran out of time, or lost leadership)",
-                &self.cancelled,
-            ),
-        ] {
-            registry.register(name, help, counter.clone());
-        }
+        let registry = registry.sub_registry_with_prefix("sample_controller");
+        self.workers().register(registry);
         registry.register(
-            "sample_controller_active_reconciles",
-            "Reconciles running now",
-            self.active.clone(),
+            "api_writes",
+            "Writes sent to the API server",
+            self.writes.clone(),
         );
     }
 }
