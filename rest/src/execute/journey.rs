@@ -8,6 +8,8 @@
 //! `http.response.status_code`, `error.type`; and the Kubernetes request: `k8s.verb`,
 //! `k8s.resource`, `k8s.namespace`, `k8s.name`, with the `retries` made and the time spent
 //! in the client's throttle (`throttle_wait_us`). Never a header, a token or a body.
+//! Numbers are recorded as `i64`: OpenTelemetry's attributes have no unsigned integer, and
+//! `tracing-opentelemetry` exports a `u64` field as a string.
 //! client-go has no spans of its own (its `rest` package logs and counts).
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,7 +60,7 @@ impl Journey {
             "http.request.method" = request.method.as_str(),
             "url.path" = uri.path(),
             "server.address" = uri.host().unwrap_or(""),
-            "server.port" = uri.port_u16(),
+            "server.port" = uri.port_u16().map(i64::from),
             "k8s.verb" = verb(request, mode),
             "k8s.resource" = request.resource.as_str(),
             "k8s.namespace" = namespace(request, uri.path()),
@@ -81,13 +83,15 @@ impl Journey {
         }
         let waited = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX);
         let total = self.throttled_us.fetch_add(waited, Ordering::Relaxed) + waited;
-        self.span.record("throttle_wait_us", total);
+        self.span
+            .record("throttle_wait_us", i64::try_from(total).unwrap_or(i64::MAX));
     }
 
     /// The final response's status, and the retries it took.
     pub(super) fn responded(&self, status: u16, retries: u32) {
-        self.span.record("http.response.status_code", status);
-        self.span.record("retries", retries);
+        self.span
+            .record("http.response.status_code", i64::from(status));
+        self.span.record("retries", i64::from(retries));
     }
 
     /// A request that ended without a response: `error.type` names the kind of failure.
@@ -96,6 +100,6 @@ impl Journey {
             return;
         }
         self.span.record("error.type", tracing::field::debug(kind));
-        self.span.record("retries", retries);
+        self.span.record("retries", i64::from(retries));
     }
 }
