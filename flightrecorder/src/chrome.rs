@@ -3,11 +3,11 @@
 //!
 //! Layout: process 1 holds one thread per worker, its reconciles as complete (`X`) events
 //! with their requests nested inside; process 2 one thread per key, with the key's watch
-//! events, adds (coalesced ones named so), time waiting in line, backoffs, gets and outcomes;
-//! process 3 the queue depths as counters; process 4 the requests outside reconciles,
-//! leader election, and watch events that enqueued nothing. Flow events (`s` then `f`,
-//! bound to the enclosing slice) draw an arrow from each watch event to the reconcile it
-//! caused. Times are microseconds since the recorder started.
+//! events and listed objects (category `listed`), adds (coalesced ones named so), time
+//! waiting in line, backoffs, gets and outcomes; process 3 the queue depths as counters;
+//! process 4 the requests outside reconciles, leader election, and watch events and listed
+//! objects that enqueued nothing. Flow events (`s` then `f`, bound to the enclosing slice)
+//! draw an arrow from each watch event or listed object to the reconcile it caused. Times are microseconds since the recorder started.
 
 use std::time::Duration;
 
@@ -56,12 +56,13 @@ fn instant(pid: u64, tid: u64, cat: &str, name: String, at: Duration) -> Json {
     })
 }
 
-/// A watch event's slice: a microsecond, so that a flow can start from it.
+/// A watch event's (or a listed object's) slice: a microsecond, so that a flow can start
+/// from it.
 fn watch_slice(pid: u64, tid: u64, step: &Step) -> Json {
     let mut event = slice(
         pid,
         tid,
-        "watch",
+        step.kind.name(),
         step.kind.label(),
         step.at,
         Duration::from_micros(1),
@@ -125,7 +126,9 @@ pub(crate) fn write(timeline: &Timeline) -> String {
         let mut waiting_since = None;
         for step in &journey.steps {
             match &step.kind {
-                StepKind::Watch { .. } => events.push(watch_slice(KEYS, tid, step)),
+                StepKind::Watch { .. } | StepKind::Listed { .. } => {
+                    events.push(watch_slice(KEYS, tid, step))
+                }
                 StepKind::Add { outcome } => {
                     if outcome != "deferred" && waiting_since.is_none() {
                         waiting_since = Some(step.at);
@@ -203,7 +206,7 @@ pub(crate) fn write(timeline: &Timeline) -> String {
         &mut events,
         CLIENT,
         Some(3),
-        "watch events that enqueued nothing",
+        "watch events and listed objects that enqueued nothing",
     );
     for step in &timeline.client {
         match step.kind {

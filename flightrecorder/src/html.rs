@@ -4,10 +4,11 @@
 //! (`html/timeline.js`, `html/timeline.css`, compiled in): no external script, font or
 //! request, so the file can be mailed, attached to an issue or opened offline. It draws lanes
 //! per worker (reconciles coloured by outcome, their requests as ticks), the queue depth
-//! over time, and a lane per key (watch events as dots, adds as ticks, coalesced adds as
-//! orange diamonds, time in line as grey bars, backoffs hatched red, reconciles); hovering
-//! shows a label and the arrows from the key's watch events to its reconciles, clicking pins
-//! the key's whole journey in the side panel.
+//! over time, and a lane per key (watch events as dots, objects of a list as rings, adds as
+//! ticks, coalesced adds as orange diamonds, time in line as grey bars, backoffs hatched red,
+//! reconciles); hovering shows a label and the arrows from the key's watch events (and
+//! listed objects) to its reconciles, clicking pins the key's whole journey in the side
+//! panel.
 
 use serde_json::Value as Json;
 
@@ -93,7 +94,7 @@ pub(crate) fn write(timeline: &Timeline, title: &str, dropped: u64) -> String {
 <body>
 <h1>{title}</h1>
 <div id="summary">{summary}</div>
-<div id="legend"><span><i style="background:#3d9a50"></i>reconcile ok</span><span><i style="background:#d64545"></i>error</span><span><i style="background:#1f5fbf;border-radius:6px"></i>watch event</span><span><i style="background:#c9d3dd"></i>waiting in line</span><span><i style="background:#f28c28"></i>coalesced add</span><span><i style="background:repeating-linear-gradient(45deg,#d64545 0 2px,#fbe3e3 2px 5px)"></i>backoff</span><span><i style="background:#6b4fbb;height:2px"></i>queue depth</span></div>
+<div id="legend"><span><i style="background:#3d9a50"></i>reconcile ok</span><span><i style="background:#d64545"></i>error</span><span><i style="background:#1f5fbf;border-radius:6px"></i>watch event</span><span><i style="border:1.5px solid #1f5fbf;border-radius:6px;box-sizing:border-box"></i>listed at start</span><span><i style="background:#c9d3dd"></i>waiting in line</span><span><i style="background:#f28c28"></i>coalesced add</span><span><i style="background:repeating-linear-gradient(45deg,#d64545 0 2px,#fbe3e3 2px 5px)"></i>backoff</span><span><i style="background:#6b4fbb;height:2px"></i>queue depth</span></div>
 <div id="wrap"><div id="chart"></div><div id="side"><div id="journey"><p>Hover a bar or a marker; click to pin a key's journey here.</p></div></div></div>
 <div id="tip"></div>
 <pre id="selftest"></pre>

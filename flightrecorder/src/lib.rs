@@ -50,6 +50,7 @@
 //! | stage | emitted by | fields |
 //! |---|---|---|
 //! | `watch` | the reflector, per watch event received | `resource`, `type` (`ADDED`, `MODIFIED`, `DELETED`), `key`, `rv` |
+//! | `listed` | the reflector, per object of a list (LIST pages or a streaming list's initial events) as it replaces the cache: a key's journey at startup or after a relist | `resource`, `via` (`LIST`, `watch-list`), `key`, `rv` |
 //! | `applied` | the informer, per change applied to its cache and handed to the handlers | `resource`, `type`, `key`, `rv` |
 //! | `handler` (span) | the informer, around each handler call | `resource`, `handler`, `type`, `key`, `rv` |
 //! | `add` | the work queue | `queue`, `key`, `outcome` (`new`, `coalesced`, `deferred`: the key is being processed), `depth` |

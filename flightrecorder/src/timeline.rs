@@ -2,8 +2,8 @@
 //! it waited, which worker reconciled it, what that reconcile wrote, and why it backed off.
 //!
 //! The links come from the journey spans: a queue `add` made inside a `handler` span was
-//! caused by the change that handler was told of, and so by the `watch` event with the same
-//! resource, key and resourceVersion; the next `get` of the key hands every change added
+//! caused by the change that handler was told of, and so by the `watch` event (or, for the
+//! objects of a list, the `listed` event) with the same resource, key and resourceVersion; the next `get` of the key hands every change added
 //! since the last one to one reconcile (several changes before one get: they coalesced); a
 //! `reconcile` span opened after that get is the reconcile; the `http` spans inside it are
 //! its requests. Both views (the Chrome trace and the HTML page) draw this one model.
@@ -25,6 +25,18 @@ pub enum StepKind {
         resource: String,
         /// `ADDED`, `MODIFIED`, `DELETED`.
         event_type: String,
+        /// The object's key (a dependent's may differ from the queue key).
+        object_key: String,
+        /// The object's resourceVersion.
+        rv: String,
+    },
+    /// An object of a list (LIST pages or a streaming list's initial events) as it replaced
+    /// a reflector's cache: where a key present at startup (or after a relist) came from.
+    Listed {
+        /// The object's type.
+        resource: String,
+        /// `LIST` or `watch-list`.
+        via: String,
         /// The object's key (a dependent's may differ from the queue key).
         object_key: String,
         /// The object's resourceVersion.
@@ -87,11 +99,12 @@ pub enum StepKind {
 }
 
 impl StepKind {
-    /// The step's short name: `watch`, `add`, `add_after`, `backoff`, `get`, `reconcile`,
-    /// `request`, `done`, `leader`.
+    /// The step's short name: `watch`, `listed`, `add`, `add_after`, `backoff`, `get`,
+    /// `reconcile`, `request`, `done`, `leader`.
     pub fn name(&self) -> &'static str {
         match self {
             StepKind::Watch { .. } => "watch",
+            StepKind::Listed { .. } => "listed",
             StepKind::Add { .. } => "add",
             StepKind::AddAfter { .. } => "add_after",
             StepKind::Backoff { .. } => "backoff",
@@ -112,6 +125,12 @@ impl StepKind {
                 object_key,
                 rv,
             } => format!("watch {event_type} {resource} {object_key} rv={rv}"),
+            StepKind::Listed {
+                resource,
+                via,
+                object_key,
+                rv,
+            } => format!("listed ({via}) {resource} {object_key} rv={rv}"),
             StepKind::Add { outcome } => format!("add ({outcome})"),
             StepKind::AddAfter { delay_us } => format!("add after {}", fmt_us(*delay_us)),
             StepKind::Backoff { delay_us, failures } => {
@@ -228,7 +247,7 @@ pub struct WorkerLane {
     pub slices: Vec<Slice>,
 }
 
-/// An arrow from a watch event to the reconcile it caused.
+/// An arrow from a watch event (or a listed object) to the reconcile it caused.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flow {
     /// The watch event's entry id.
@@ -259,7 +278,7 @@ pub struct Timeline {
     pub depth: Vec<(String, Vec<(u64, u64)>)>,
     /// Watch events to the reconciles they caused.
     pub flows: Vec<Flow>,
-    /// Watch events that put no key on a queue.
+    /// Watch events and listed objects that put no key on a queue.
     pub other_watches: Vec<Step>,
     /// Requests outside reconciles (lists, watches, leases) and leader election.
     pub client: Vec<Step>,
@@ -330,7 +349,7 @@ impl Timeline {
         let mut pending: Vec<Pending> = Vec::new();
         let mut workers: HashMap<String, usize> = HashMap::new();
         let mut depth: HashMap<String, usize> = HashMap::new();
-        // (resource, key, rv) -> the latest watch event's entry.
+        // (resource, key, rv) -> the latest watch event's (or listed object's) entry.
         let mut watches: HashMap<(String, String, String), &Entry> = HashMap::new();
         let mut linked: HashSet<u64> = HashSet::new();
 
@@ -363,7 +382,7 @@ impl Timeline {
 
         for entry in entries {
             match &*entry.stage {
-                "watch" => {
+                "watch" | "listed" => {
                     let id = (
                         text(entry, "resource"),
                         text(entry, "key"),
@@ -513,7 +532,7 @@ impl Timeline {
         }
         timeline.other_watches = entries
             .iter()
-            .filter(|e| &*e.stage == "watch" && !linked.contains(&e.id))
+            .filter(|e| matches!(&*e.stage, "watch" | "listed") && !linked.contains(&e.id))
             .map(watch_step)
             .collect();
         timeline
@@ -525,14 +544,27 @@ impl Timeline {
     }
 }
 
+/// A `watch` or `listed` entry's step.
 fn watch_step(entry: &Entry) -> Step {
-    step(
-        entry,
+    let (resource, object_key, rv) = (
+        text(entry, "resource"),
+        text(entry, "key"),
+        text(entry, "rv"),
+    );
+    let kind = if &*entry.stage == "listed" {
+        StepKind::Listed {
+            resource,
+            via: text(entry, "via"),
+            object_key,
+            rv,
+        }
+    } else {
         StepKind::Watch {
-            resource: text(entry, "resource"),
+            resource,
             event_type: text(entry, "type"),
-            object_key: text(entry, "key"),
-            rv: text(entry, "rv"),
-        },
-    )
+            object_key,
+            rv,
+        }
+    };
+    step(entry, kind)
 }

@@ -1,5 +1,6 @@
 //! A controller's loop on apiserver-sim (paused clock), recorded end to end through the
-//! library's own journey events: a ConfigMap's journey from its watch event to the reconcile
+//! library's own journey events: a ConfigMap present at startup, whose journey starts at the
+//! informer's initial list; a ConfigMap's journey from its watch event to the reconcile
 //! that wrote it, the write coming back through the watch and a reconcile that writes
 //! nothing; changes that coalesce while the only worker is busy; the request's span fields.
 
@@ -68,6 +69,33 @@ fn names(timeline: &Timeline, key: &str) -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
+/// Waits for `key`'s journey after `first` (how the informer learnt of it): added, taken,
+/// reconciled with one write, whose watch event adds it again for a reconcile that writes
+/// nothing.
+async fn first_write_and_its_echo(key: &str, first: &str) -> Timeline {
+    let timeline = until(&format!("{key} reconciled twice"), |t| {
+        reconciles(t, key) == 2
+    })
+    .await;
+    assert_eq!(
+        names(&timeline, key),
+        [
+            first,
+            "add",
+            "get",
+            "reconcile",
+            "request",
+            "watch",
+            "add",
+            "get",
+            "reconcile"
+        ],
+        "{:#?}",
+        timeline.journey(key)
+    );
+    timeline
+}
+
 fn reconciles(timeline: &Timeline, key: &str) -> usize {
     names(timeline, key)
         .iter()
@@ -80,6 +108,11 @@ async fn a_key_journeys_from_its_watch_event_to_its_reconciles() {
     recorder();
     let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
     let client = RestClient::new(&Config::new(sim.url().parse().unwrap())).unwrap();
+    // There before the informer starts: no watch event will tell of it, its list will.
+    let early = clientgo_rest::ResourceClient::<ConfigMap>::namespaced(&client, "default")
+        .create(&configmap("early", false), &PostParams::default())
+        .await
+        .unwrap();
     let shutdown = CancellationToken::new();
     let factory = SharedInformerFactory::builder(&client)
         .namespace("default".to_owned())
@@ -129,30 +162,37 @@ async fn a_key_journeys_from_its_watch_event_to_its_reconciles() {
         })
     };
 
+    // The key from the initial list: listed, then the same loop as a watched one.
+    let timeline = first_write_and_its_echo("default/early", "listed").await;
+    let early_journey = timeline.journey("default/early").unwrap();
+    let StepKind::Listed {
+        resource, via, rv, ..
+    } = &early_journey.steps[0].kind
+    else {
+        unreachable!("checked above")
+    };
+    assert_eq!(resource, "ConfigMap");
+    assert_eq!(rv, early.metadata.resource_version.as_deref().unwrap());
+    // The informer's default: a streaming list (its initial events).
+    assert_eq!(via, "watch-list");
+    // The listed object flows into the first reconcile, as a watch event would.
+    let early_index = timeline
+        .journeys
+        .iter()
+        .position(|j| j.key == "default/early")
+        .unwrap();
+    let first_flow = timeline
+        .flows
+        .iter()
+        .find(|f| f.journey == early_index)
+        .unwrap();
+    assert_eq!(first_flow.from_entry, early_journey.steps[0].entry);
+
     // One key, end to end.
     api.create(&configmap("web", false), &PostParams::default())
         .await
         .unwrap();
-    let timeline = until("web reconciled twice", |t| {
-        reconciles(t, "default/web") == 2
-    })
-    .await;
-    assert_eq!(
-        names(&timeline, "default/web"),
-        [
-            "watch",
-            "add",
-            "get",
-            "reconcile",
-            "request",
-            "watch",
-            "add",
-            "get",
-            "reconcile"
-        ],
-        "{:#?}",
-        timeline.journey("default/web")
-    );
+    let timeline = first_write_and_its_echo("default/web", "watch").await;
     let web = timeline.journey("default/web").unwrap();
     assert_eq!(web.queue, "journey");
     let kinds: Vec<&StepKind> = web.steps.iter().map(|s| &s.kind).collect();
@@ -209,7 +249,11 @@ async fn a_key_journeys_from_its_watch_event_to_its_reconciles() {
     let put = snapshot
         .entries
         .iter()
-        .find(|e| &*e.stage == "http" && e.fields.str("http.request.method") == Some("PUT"))
+        .find(|e| {
+            &*e.stage == "http"
+                && e.fields.str("http.request.method") == Some("PUT")
+                && e.fields.str("k8s.name") == Some("web")
+        })
         .unwrap();
     assert_eq!(
         put.fields.str("url.path"),

@@ -275,3 +275,60 @@ fn the_ring_keeps_the_newest_entries() {
     assert_eq!(snapshot.dropped, 15);
     assert_eq!(snapshot.entries[0].fields.u64("depth"), Some(15));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_listed_object_starts_a_journey_as_a_watch_event_would() {
+    let recorder = Recorder::new(1000);
+    {
+        let subscriber = tracing_subscriber::registry().with(recorder.layer());
+        let _default = tracing::subscriber::set_default(subscriber);
+        // A relist by LIST: two objects replace the cache; the handler enqueues only one.
+        for key in ["default/web", "default/unwatched"] {
+            trace!(target: INFORMER, stage = "listed", resource = "Foo", via = "LIST", key,
+                rv = "20");
+        }
+        let handler = span!(target: INFORMER, Level::TRACE, "handler", stage = "handler",
+            resource = "Foo", handler = "0", r#type = "update", key = "default/web", rv = "20");
+        handler.in_scope(|| {
+            trace!(target: QUEUE, stage = "add", queue = "foos", key = "default/web",
+                outcome = "new", depth = 1u64);
+        });
+        tokio::time::advance(Duration::from_millis(1)).await;
+        reconcile(None, "ok");
+    }
+    let snapshot = recorder.snapshot();
+    let timeline = snapshot.timeline();
+    let web = timeline.journey("default/web").unwrap();
+    let names: Vec<&str> = web.steps.iter().map(|s| s.kind.name()).collect();
+    assert_eq!(names, ["listed", "add", "get", "reconcile", "done"]);
+    assert_eq!(
+        web.steps[0].kind,
+        StepKind::Listed {
+            resource: "Foo".into(),
+            via: "LIST".into(),
+            object_key: "default/web".into(),
+            rv: "20".into(),
+        }
+    );
+    assert_eq!(
+        web.steps[0].kind.label(),
+        "listed (LIST) Foo default/web rv=20"
+    );
+    assert_eq!(timeline.flows.len(), 1);
+    assert_eq!(timeline.flows[0].from_entry, web.steps[0].entry);
+    // The object that enqueued nothing is kept aside, as an unlinked watch event is.
+    assert_eq!(timeline.other_watches.len(), 1);
+    assert!(matches!(
+        &timeline.other_watches[0].kind,
+        StepKind::Listed { object_key, .. } if object_key == "default/unwatched"
+    ));
+    let trace: Value = serde_json::from_str(&snapshot.chrome_trace()).unwrap();
+    let listed = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "listed")
+        .count();
+    assert_eq!(listed, 2);
+    assert!(snapshot.html("relist").contains(r#""kind":"listed""#));
+}

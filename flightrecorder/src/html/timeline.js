@@ -135,6 +135,8 @@ keys.forEach((j, i) => {
     switch (s.kind) {
       case "watch":
         node = el("circle", { cx: x(s.at_us), cy: mid, r: 3.5, class: "watch" }, g); break;
+      case "listed":
+        node = el("circle", { cx: x(s.at_us), cy: mid, r: 3, class: "listed" }, g); break;
       case "add":
         node = s.outcome === "coalesced"
           ? el("path", { d: `M ${x(s.at_us)} ${mid - 5} l 5 5 l -5 5 l -5 -5 z`, class: "coalesced" }, g)

@@ -106,6 +106,7 @@ where
         if let Some(metrics) = &self.metrics {
             metrics.listed(start.elapsed(), items.len());
         }
+        crate::shared_informer::journey::listed("LIST", &items);
         self.store.replace(items, metadata.resource_version.clone());
         self.set_last_sync_resource_version(&metadata.resource_version);
         self.failure.clear();

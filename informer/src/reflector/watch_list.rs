@@ -191,6 +191,7 @@ where
                     if !self.wait_for_room(cancel).await {
                         return WatchListEnd::Cancelled;
                     }
+                    crate::shared_informer::journey::listed("watch-list", &objects);
                     self.store.replace_transformed(objects, rv.clone());
                     self.set_last_sync_resource_version(&rv);
                     self.failure.clear();

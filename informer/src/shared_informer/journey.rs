@@ -1,7 +1,9 @@
 //! The informer's part of a key's journey (see the `clientgo-flightrecorder` crate): `watch`
-//! when the reflector receives a watch event, `applied` when the change is in the cache and
-//! handed to the handlers, and a `handler` span around each handler call, so that the queue
-//! adds a handler makes can be traced back to the watch event that caused them.
+//! when the reflector receives a watch event, `listed` for each object of a list (LIST pages
+//! or a streaming list's initial events) as it replaces the cache, `applied` when the change
+//! is in the cache and handed to the handlers, and a `handler` span around each handler
+//! call, so that the queue adds a handler makes can be traced back to the watch event or
+//! the list that caused them.
 //!
 //! Events and spans go to the target `clientgo_informer::journey` at `TRACE` level, with the
 //! object's type, key and resourceVersion only (never its content). With no subscriber
@@ -40,6 +42,20 @@ pub(crate) fn watch_event<T: Object>(event_type: &'static str, object: &T) {
     tracing::trace!(target: "clientgo_informer::journey", stage = "watch",
         resource = resource_of::<T>(), r#type = event_type, key = %Key(object),
         rv = object.resource_version());
+}
+
+/// The objects of a list about to replace the cache: the initial objects of a key's journey,
+/// which no watch event brought. `via` is `LIST` (the pages of a LIST) or `watch-list` (the
+/// initial events of a streaming list).
+pub(crate) fn listed<T: Object>(via: &'static str, objects: &[T]) {
+    if !tracing::enabled!(target: "clientgo_informer::journey", tracing::Level::TRACE) {
+        return;
+    }
+    for object in objects {
+        tracing::trace!(target: "clientgo_informer::journey", stage = "listed",
+            resource = resource_of::<T>(), via, key = %Key(object),
+            rv = object.resource_version());
+    }
 }
 
 /// A change applied to the cache and handed to the handlers.
