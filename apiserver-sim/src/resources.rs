@@ -67,6 +67,25 @@ impl ResourceInfo {
         format!("{}/{}", self.group, self.plural)
     }
 
+    /// The object's key in kube-apiserver's etcd, as its storage errors name it:
+    /// `/registry/<plural>/[<namespace>/]<name>` for the built-in groups served here,
+    /// `/registry/<group>/<plural>/...` for CRDs and custom resources.
+    pub fn etcd_key(&self, namespace: &str, name: &str) -> String {
+        let mut key = String::from("/registry/");
+        if !self.strategic_merge || self.group == "apiextensions.k8s.io" {
+            key.push_str(&self.group);
+            key.push('/');
+        }
+        key.push_str(&self.plural);
+        key.push('/');
+        if self.namespaced {
+            key.push_str(namespace);
+            key.push('/');
+        }
+        key.push_str(name);
+        key
+    }
+
     /// Whether the field selector may use `field`.
     pub fn field_selectable(&self, field: &str) -> bool {
         field == "metadata.name"

@@ -26,6 +26,7 @@ use crate::patch;
 use crate::resources::ResourceInfo;
 use crate::state::State;
 use crate::store::StoredObject;
+use crate::validation;
 use crate::verbs::delete::{DeleteOptions, Deleted};
 use crate::verbs::list::ListOptions;
 use crate::verbs::update::Part;
@@ -450,14 +451,8 @@ async fn watch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
 }
 
 fn decode_body(ctx: &Ctx) -> ApiResult<serde_json::Map<String, Value>> {
-    let media = ctx.content_type.split(';').next().unwrap_or("").trim();
-    if !media.is_empty() && !media.contains("json") && media != "*/*" {
-        return Err(errors::unsupported_media_type(&[
-            "application/json",
-            "application/yaml",
-        ]));
-    }
-    crate::validation::decode_object(&ctx.body)
+    let format = validation::body_format(&ctx.content_type)?;
+    validation::decode_object(format, &ctx.body, &ctx.info.kind)
 }
 
 fn create_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
@@ -523,7 +518,9 @@ fn delete_options(ctx: &Ctx) -> ApiResult<DeleteOptions> {
     let mut opts: DeleteOptions = if ctx.body.iter().all(u8::is_ascii_whitespace) {
         DeleteOptions::default()
     } else {
-        serde_json::from_slice(&ctx.body)
+        let format = validation::body_format(&ctx.content_type)?;
+        let options = validation::decode_options(format, &ctx.body)?;
+        serde_json::from_value(Value::Object(options))
             .map_err(|e| errors::bad_request(format!("error decoding DeleteOptions: {e}")))?
     };
     for (k, v) in &ctx.query {

@@ -2,9 +2,10 @@
 //!
 //! Plays the role of the `evanphx/json-patch` library kube-apiserver applies JSON patches
 //! with: operations `add`, `remove`, `replace`, `move`, `copy`, `test` on RFC 6901 pointers
-//! (`~0`, `~1` escapes, `-` for the end of an array). A malformed patch document is an
-//! error of the request ([`PatchError::Malformed`], 400); an operation that cannot be
-//! applied ([`PatchError::Failed`], 422 as the real server answers).
+//! (`~0`, `~1` escapes, `-` for the end of an array). A patch document that is no array is
+//! an error of the request ([`PatchError::Malformed`], 400); an operation that cannot be
+//! applied, unknown or missing its `op` or `path` ([`PatchError::Failed`]), 422 as the real
+//! server answers; a missing `value` is `null`.
 //!
 //! One request cannot exhaust the server's memory or stack: a patch has at most
 //! [`MAX_OPERATIONS`] operations (kube-apiserver's `maxJSONPatchOperations`), and the
@@ -40,6 +41,10 @@ pub enum PatchError {
     /// The patch has too many operations, or would make the document too large or too deep.
     #[error("{0}")]
     TooLarge(String),
+    /// A plain error of the patch library (a strategic merge patch's list item without its
+    /// merge key, an unknown `$patch`): kube-apiserver answers 500 with the message alone.
+    #[error("{0}")]
+    Unclassified(String),
 }
 
 /// The size (bytes of compact JSON) and depth (levels of arrays and objects; a scalar is 0)
@@ -200,7 +205,7 @@ fn remove(doc: &mut Value, path: &[String]) -> Result<Value, PatchError> {
 fn field<'a>(op: &'a Value, name: &str) -> Result<&'a str, PatchError> {
     op.get(name)
         .and_then(Value::as_str)
-        .ok_or_else(|| PatchError::Malformed(format!("operation is missing {name:?}: {op}")))
+        .ok_or_else(|| PatchError::Failed(format!("operation is missing {name:?}: {op}")))
 }
 
 /// Applies a JSON patch document to `doc`.
@@ -219,14 +224,11 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
     };
     for op in ops {
         let path = parse_pointer(field(op, "path")?)?;
-        let value = || {
-            op.get("value").cloned().ok_or_else(|| {
-                PatchError::Malformed(format!("operation is missing \"value\": {op}"))
-            })
-        };
+        // A missing value is `null`, as evanphx/json-patch reads it.
+        let value = || op.get("value").cloned().unwrap_or(Value::Null);
         match field(op, "op")? {
             "add" => {
-                let v = value()?;
+                let v = value();
                 growth.insert(&path, &v, false)?;
                 add(doc, &path, v)?;
             }
@@ -234,7 +236,7 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
                 remove(doc, &path)?;
             }
             "replace" => {
-                let v = value()?;
+                let v = value();
                 growth.insert(&path, &v, false)?;
                 if path.is_empty() {
                     *doc = v;
@@ -257,7 +259,7 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
                 add(doc, &path, v)?;
             }
             "test" => {
-                if *get(doc, &path)? != value()? {
+                if *get(doc, &path)? != value() {
                     return Err(PatchError::Failed(format!(
                         "testing value /{} failed: test failed",
                         path.join("/")
@@ -265,7 +267,7 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
                 }
             }
             other => {
-                return Err(PatchError::Malformed(format!(
+                return Err(PatchError::Failed(format!(
                     "unexpected kind of operation {other:?}"
                 )));
             }
@@ -307,7 +309,7 @@ mod tests {
         ));
         assert!(matches!(
             apply(&mut d, &json!([{"op":"jump","path":"/c"}])),
-            Err(PatchError::Malformed(_))
+            Err(PatchError::Failed(_))
         ));
         let mut whole = json!({"a": 1});
         apply(

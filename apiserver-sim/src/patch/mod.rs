@@ -21,6 +21,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::errors::{self, ApiError, ApiResult, FieldError};
+use crate::go_text;
 use crate::managed_fields;
 use crate::resources::ResourceInfo;
 use crate::state::SimState;
@@ -76,6 +77,7 @@ fn to_api(e: PatchError) -> ApiError {
             m,
         )
         .into(),
+        PatchError::Unclassified(m) => errors::unclassified(m),
         // A JSON patch that cannot be applied: kube-apiserver answers
         // `NewGenericServerResponse(422, ...)`, whose message says nothing of the operation.
         PatchError::Failed(_) => {
@@ -90,10 +92,55 @@ fn to_api(e: PatchError) -> ApiError {
     }
 }
 
-/// Parses a patch body as JSON (400 when it is not).
-pub fn parse_body(body: &[u8]) -> ApiResult<Value> {
-    serde_json::from_slice(body)
-        .map_err(|e| errors::bad_request(format!("error decoding patch: {e}")))
+/// Parses the body of a patch of type `t` (not apply) as kube-apiserver's patch handler
+/// does, with its 400 messages: Go's syntax error (`error decoding patch: ` first, but for a
+/// strategic merge patch), a JSON patch that is no array of operations or whose `op`,
+/// `path` or `from` is no string, a merge or strategic patch that is no object (a `null`
+/// merge patch is `Invalid JSON Patch`, a `null` strategic or JSON patch changes nothing).
+pub fn parse_body(t: PatchType, body: &[u8]) -> ApiResult<Value> {
+    let prefix = if t == PatchType::Strategic {
+        ""
+    } else {
+        "error decoding patch: "
+    };
+    let fail = |why: String| errors::bad_request(format!("{prefix}{why}"));
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| fail(go_text::json_syntax_error(body).unwrap_or_else(|| e.to_string())))?;
+    let cannot = |v: &Value, into: &str| {
+        let t = go_text::json_type_name(v).unwrap_or("value");
+        fail(format!("json: cannot unmarshal {t} into Go {into}"))
+    };
+    match (t, &value) {
+        (PatchType::Json, Value::Null) => return Ok(Value::Array(Vec::new())),
+        (PatchType::Json, Value::Array(ops)) => {
+            for op in ops {
+                match op {
+                    Value::Object(fields) => {
+                        for name in ["op", "path", "from"] {
+                            if let Some(v) =
+                                fields.get(name).filter(|v| !v.is_null() && !v.is_string())
+                            {
+                                return Err(cannot(
+                                    v,
+                                    &format!("struct field jsonPatchOp.{name} of type string"),
+                                ));
+                            }
+                        }
+                    }
+                    Value::Null => {}
+                    other => return Err(cannot(other, "value of type handlers.jsonPatchOp")),
+                }
+            }
+        }
+        (PatchType::Json, other) => {
+            return Err(cannot(other, "value of type []handlers.jsonPatchOp"));
+        }
+        (PatchType::Merge, Value::Null) => return Err(errors::bad_request("Invalid JSON Patch")),
+        (PatchType::Strategic, Value::Null) => return Ok(Value::Object(Default::default())),
+        (_, Value::Object(_)) => {}
+        (_, other) => return Err(cannot(other, "value of type map[string]interface {}")),
+    }
+    Ok(value)
 }
 
 /// Parses an applied configuration: YAML, of which JSON is a part (400 when it is neither).
@@ -143,7 +190,7 @@ pub fn patch(
     if kind == PatchType::Apply {
         return apply_patch(state, info, namespace, name, part, body, opts);
     }
-    let patch_doc = parse_body(body)?;
+    let patch_doc = parse_body(kind, body)?;
     let write = Write {
         record: Some(&opts.writer),
         dry_run: opts.dry_run,

@@ -6,12 +6,17 @@
 //! lists with the `merge` strategy on primitives (`finalizers`) are unions, and the
 //! directives `$patch: replace` / `$patch: delete`, `$deleteFromPrimitiveList/<field>` and
 //! `$setElementOrder/<field>` are understood (the last one is accepted; items keep the
-//! server's order). Differences: the merge keys come from a table keyed by field name, not
-//! from Go struct tags; `$retainKeys` is accepted and ignored.
+//! server's order). A list the object has is checked before merging into it as
+//! `mergeSlice` checks it: an item without its merge key, an unknown `$patch` or items of
+//! different types answer kube-apiserver's 500 with the Go library's message
+//! (`map: map[image:busybox] does not contain declared merge key: name`); a list the object
+//! lacks is taken from the patch. Differences: the merge keys come from a table keyed by
+//! field name, not from Go struct tags; `$retainKeys` is accepted and ignored.
 
 use serde_json::{Map, Value};
 
 use super::json_patch::PatchError;
+use crate::go_text;
 
 /// How a list field is merged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,11 +83,7 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
             *target = Value::Object(Map::new());
             return Ok(());
         }
-        Some(other) if other != "merge" => {
-            return Err(PatchError::Malformed(format!(
-                "unknown patch type: {other} in map"
-            )));
-        }
+        Some(other) => return Err(bad_patch_type(other, patch)),
         _ => {}
     }
     if !target.is_object() {
@@ -125,11 +126,95 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
     Ok(())
 }
 
+/// `mergepatch.ErrBadPatchType`.
+fn bad_patch_type(t: &str, item: &Map<String, Value>) -> PatchError {
+    PatchError::Unclassified(format!(
+        "unknown patch type: {t} in map: {}",
+        go_text::go_value(&Value::Object(item.clone()))
+    ))
+}
+
+/// `mergepatch.ErrNoMergeKey`.
+fn no_merge_key(item: &Map<String, Value>, key: &str) -> PatchError {
+    PatchError::Unclassified(format!(
+        "map: {} does not contain declared merge key: {key}",
+        go_text::go_value(&Value::Object(item.clone()))
+    ))
+}
+
+/// The Go type of a decoded JSON value, as `sliceElementType` compares them (integers are
+/// `int64`, other numbers `float64`).
+fn go_type(v: &Value) -> u8 {
+    match v {
+        Value::Null => 0,
+        Value::Bool(_) => 1,
+        Value::Number(n) if n.is_f64() => 2,
+        Value::Number(_) => 3,
+        Value::String(_) => 4,
+        Value::Array(_) => 5,
+        Value::Object(_) => 6,
+    }
+}
+
+/// What `mergeSlice` checks of a list the object has before merging into it: all items of
+/// both lists of one type (`sliceElementType`), and for lists merged by `key` the
+/// directives of the patch's items (`mergeSliceWithSpecialElements`) and every other item
+/// carrying the key.
+fn check_existing_list(
+    items: &[Value],
+    patch: &[Value],
+    strategy: ListStrategy,
+) -> Result<(), PatchError> {
+    if items.is_empty() && patch.is_empty() {
+        return Ok(());
+    }
+    let mut types = items.iter().chain(patch).map(go_type);
+    let first = types.next();
+    if first == Some(5) {
+        return Err(PatchError::Failed(
+            "lists of lists are not supported".into(),
+        ));
+    }
+    if types.any(|t| Some(t) != first) {
+        let both = Value::Array(vec![
+            Value::Array(items.to_vec()),
+            Value::Array(patch.to_vec()),
+        ]);
+        return Err(PatchError::Unclassified(format!(
+            "list element types are not identical: {}",
+            go_text::go_value(&both)
+        )));
+    }
+    let ListStrategy::MergeKey(key) = strategy else {
+        return Ok(());
+    };
+    for item in patch.iter().filter_map(Value::as_object) {
+        match item.get("$patch") {
+            None if !item.contains_key(key) => return Err(no_merge_key(item, key)),
+            None => {}
+            Some(Value::String(t)) if t == "delete" && !item.contains_key(key) => {
+                return Err(no_merge_key(item, key));
+            }
+            Some(Value::String(t)) if t == "delete" || t == "replace" => {}
+            Some(Value::String(t)) if t == "merge" => {
+                return Err(PatchError::Unclassified(
+                    "merging lists cannot yet be specified in the patch".into(),
+                ));
+            }
+            Some(t) => return Err(bad_patch_type(&go_text::go_value(t), item)),
+        }
+    }
+    Ok(())
+}
+
 fn merge_list(
     target: &mut Value,
     patch: &[Value],
     strategy: ListStrategy,
 ) -> Result<(), PatchError> {
+    if let Value::Array(items) = target {
+        check_existing_list(items, patch, strategy)?;
+    }
     if patch
         .iter()
         .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"))
@@ -243,5 +328,47 @@ mod tests {
         assert_eq!(pod["spec"], json!({"containers": []}));
         assert!(apply(&mut pod, &json!([1])).is_err());
         assert!(apply(&mut pod, &json!({"spec": {"containers": [1]}})).is_err());
+    }
+
+    /// The messages of kube-apiserver 1.36.2 (500, no reason) to these patches of a Pod
+    /// with one container `{"name": "a", "image": "nginx"}`.
+    #[test]
+    fn existing_lists_are_checked_as_kube_apiserver_checks_them() {
+        let pod = json!({"spec": {"containers": [{"name": "a", "image": "nginx"}]}});
+        let err = |patch: Value| {
+            let mut p = pod.clone();
+            match apply(&mut p, &patch) {
+                Err(PatchError::Unclassified(m)) => m,
+                other => panic!("{patch}: {other:?}"),
+            }
+        };
+        assert_eq!(
+            err(json!({"spec": {"containers": [{"image": "busybox"}]}})),
+            "map: map[image:busybox] does not contain declared merge key: name"
+        );
+        assert_eq!(
+            err(json!({"spec": {"containers": [{"$patch": "delete"}]}})),
+            "map: map[$patch:delete] does not contain declared merge key: name"
+        );
+        assert_eq!(
+            err(json!({"spec": {"$patch": "foo"}})),
+            "unknown patch type: foo in map: map[$patch:foo]"
+        );
+        assert_eq!(
+            err(json!({"spec": {"containers": [{"name": "a", "$patch": "foo"}]}})),
+            "unknown patch type: foo in map: map[$patch:foo name:a]"
+        );
+        assert_eq!(
+            err(json!({"spec": {"containers": [1]}})),
+            "list element types are not identical: [[map[image:nginx name:a]] [1]]"
+        );
+        // A list the object does not have is the patch's, merge key or not.
+        let mut p = pod.clone();
+        apply(
+            &mut p,
+            &json!({"metadata": {"ownerReferences": [{"name": "x"}]}}),
+        )
+        .unwrap();
+        assert_eq!(p["metadata"]["ownerReferences"], json!([{"name": "x"}]));
     }
 }

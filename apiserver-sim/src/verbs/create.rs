@@ -5,7 +5,8 @@
 //! NamespaceLifecycle admission plugin enforces), `generateName`, name validation, a set
 //! `resourceVersion` refused, server-set `uid`, `creationTimestamp` and `generation`, and
 //! per-type create strategies (status reset where status is a subresource, Pod and Namespace
-//! initial status). A create from a request records an `Update` of its manager in
+//! initial status), no custom resource created while its CRD is being deleted (403). A
+//! create from a request records an `Update` of its manager in
 //! `metadata.managedFields` ([`crate::managed_fields`]); `dryRun=All` answers the object as
 //! it would be created (uid, creationTimestamp, no resourceVersion) without storing it.
 //! Differences: no admission webhooks.
@@ -54,6 +55,35 @@ pub fn check_namespace(
     }
 }
 
+/// Checks that a custom resource's CRD is not being deleted (its `Terminating` condition,
+/// set with its deletion mark): while its instances are cleaned up, kube-apiserver 1.36
+/// refuses creates with 403 `Forbidden` (older releases answered 405).
+fn check_definition(state: &SimState, info: &ResourceInfo, name: &str) -> ApiResult<()> {
+    if info.strategic_merge {
+        return Ok(());
+    }
+    let crd = format!("{}.{}", info.plural, info.group);
+    // The condition comes with the deletion mark: a CRD not being deleted is not parsed.
+    let terminating = state.store.get(crd::CRD_KEYSPACE, &crd).is_some_and(|crd| {
+        crd.is_deleting()
+            && crd.to_value()["status"]["conditions"]
+                .as_array()
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c["type"] == "Terminating" && c["status"] == "True")
+                })
+    });
+    if terminating {
+        return Err(errors::forbidden(
+            &info.group,
+            &info.plural,
+            name,
+            "create not allowed while custom resource definition is terminating",
+        ));
+    }
+    Ok(())
+}
+
 /// Creates `obj` in `namespace` (`""` for cluster-scoped resources), recording nothing in
 /// managedFields (the server's own objects).
 pub fn create(
@@ -93,6 +123,7 @@ pub fn create_as(
     }
     let name = meta_str(&obj, "name").to_owned();
     let generate = meta_str(&obj, "generateName").to_owned();
+    check_definition(state, info, &name)?;
     if info.namespaced {
         check_namespace(state, info, namespace, &name)?;
     }

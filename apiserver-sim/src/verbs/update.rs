@@ -336,8 +336,10 @@ pub fn prepare_for_update(
             &info.group,
             &info.plural,
             name,
+            // etcd3's GuaranteedUpdate wraps the precondition's error in a StorageError.
             &format!(
-                "Precondition failed: UID in precondition: {new_uid}, UID in object meta: {old_uid}"
+                "StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {new_uid}, UID in object meta: {old_uid}",
+                info.etcd_key(namespace, name)
             ),
         ));
     }

@@ -14,11 +14,6 @@ use serde_json::{Value, json};
 use super::step::{Pick, Step};
 
 pub const OTHER_RESOURCES: &str = "other built-in resources (StatefulSets, ...) are not served";
-pub const PROTOBUF: &str =
-    "the 415 to a create body of another type lists only what the sim accepts (no protobuf)";
-pub const STORAGE_ERRORS: &str =
-    "an update changing the uid answers a plain message, not etcd3's StorageError text";
-pub const DECODER_WORDING: &str = "errors decoding a body are worded differently from Go's";
 
 pub const CM: &str = "/api/v1/namespaces/{ns}/configmaps";
 pub const APPLY: &str = "application/apply-patch+yaml";
@@ -144,13 +139,28 @@ fn creates() -> Vec<Step> {
         ),
         Step::raw(
             "create/malformed-json",
-            "malformed JSON answered with a 400 Status",
+            "create: malformed JSON 400, Go's syntax error and the body's start",
             Method::POST,
             CM,
             "application/json",
             "{not json",
-        )
-        .known("/body/message", DECODER_WORDING),
+        ),
+        Step::raw(
+            "create/truncated-json",
+            "create: malformed JSON 400, Go's syntax error and the body's start",
+            Method::POST,
+            CM,
+            "application/json",
+            r#"{"apiVersion": "v1", "kind": "ConfigMap", "data": {"#,
+        ),
+        Step::raw(
+            "create/not-an-object",
+            "create: a body that is no object 400",
+            Method::POST,
+            CM,
+            "application/json",
+            "[1]",
+        ),
         Step::raw(
             "create/unsupported-type",
             "create: other body types 415",
@@ -158,8 +168,15 @@ fn creates() -> Vec<Step> {
             CM,
             "text/plain",
             "data",
-        )
-        .known("/body/message", PROTOBUF),
+        ),
+        Step::raw(
+            "create/yaml",
+            "create: a YAML body",
+            Method::POST,
+            CM,
+            "application/yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: b\n",
+        ),
         get("get/configmap", "get", &format!("{CM}/cm-a")),
         get("get/missing", "get: NotFound", &format!("{CM}/missing")),
     ]
@@ -207,11 +224,26 @@ fn updates() -> Vec<Step> {
         ),
         put(
             "update/uid-mismatch",
-            "update: immutable metadata (uid)",
+            "update: a changed uid 409, etcd3's StorageError",
             cm_a,
             other_uid,
-        )
-        .known("/body/message", STORAGE_ERRORS),
+        ),
+        Step::raw(
+            "update/malformed-json",
+            "update: malformed JSON 400, Go's syntax error and the body's start",
+            Method::PUT,
+            cm_a,
+            "application/json",
+            r#"{"metadata": {"name": "cm-a"},}"#,
+        ),
+        Step::raw(
+            "update/unsupported-type",
+            "update: other body types 415",
+            Method::PUT,
+            cm_a,
+            "text/plain",
+            "data",
+        ),
     ]
 }
 
@@ -253,12 +285,48 @@ fn patches() -> Vec<Step> {
         ),
         patch(
             "patch/json-malformed",
-            "patch: malformed JSON patch 400",
+            "patch: a JSON patch that is no array 400",
             cm_a,
             JSON_PATCH,
             json!({"op": "add"}),
-        )
-        .known("/body/message", DECODER_WORDING),
+        ),
+        Step::raw(
+            "patch/merge-malformed-json",
+            "patch: malformed JSON 400, Go's syntax error",
+            Method::PATCH,
+            cm_a,
+            MERGE,
+            "{not json",
+        ),
+        Step::raw(
+            "patch/strategic-malformed-json",
+            "patch: malformed JSON 400, Go's syntax error",
+            Method::PATCH,
+            cm_a,
+            STRATEGIC,
+            r#"{"data": tru}"#,
+        ),
+        patch(
+            "patch/merge-not-an-object",
+            "patch: a merge patch that is no object 400",
+            cm_a,
+            MERGE,
+            json!(["data"]),
+        ),
+        patch(
+            "patch/json-op-not-a-string",
+            "patch: a JSON patch operation whose op is no string 400",
+            cm_a,
+            JSON_PATCH,
+            json!([{"op": 5, "path": "/data/x"}]),
+        ),
+        patch(
+            "patch/json-unknown-op",
+            "patch: a JSON patch operation of an unknown kind 422",
+            cm_a,
+            JSON_PATCH,
+            json!([{"op": "jump", "path": "/data/x"}]),
+        ),
         patch(
             "patch/merge-missing",
             "patch: NotFound",
@@ -330,6 +398,20 @@ fn patches() -> Vec<Step> {
             Pick::At("/metadata/labels"),
             Pick::SortedByName("/spec/containers"),
         ]),
+        patch(
+            "patch/strategic-missing-merge-key",
+            "patch: strategic merge list item without its merge key 500",
+            "/api/v1/namespaces/{ns}/pods/p",
+            STRATEGIC,
+            json!({"spec": {"containers": [{"image": "busybox:3"}]}}),
+        ),
+        patch(
+            "patch/strategic-unknown-directive",
+            "patch: strategic merge with an unknown $patch 500",
+            "/api/v1/namespaces/{ns}/pods/p",
+            STRATEGIC,
+            json!({"spec": {"$patch": "sideways"}}),
+        ),
     ]
 }
 
@@ -549,6 +631,22 @@ fn deletes() -> Vec<Step> {
             Method::DELETE,
             gen_path,
             precondition(json!({"resourceVersion": "1"})),
+        ),
+        Step::raw(
+            "delete/unsupported-type",
+            "delete: a body of another type 415",
+            Method::DELETE,
+            gen_path,
+            "text/plain",
+            "data",
+        ),
+        Step::raw(
+            "delete/malformed-options",
+            "delete: malformed DeleteOptions 400, Go's syntax error",
+            Method::DELETE,
+            gen_path,
+            "application/json",
+            "{not json",
         ),
         delete(
             "delete/pod",

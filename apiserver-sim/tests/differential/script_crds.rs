@@ -84,6 +84,9 @@ pub fn custom_resources() -> Vec<Step> {
                 "listKind": "WidgetList"},
             "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema}]}});
     let w1 = &format!("{WIDGETS}/w1");
+    let held_path = &format!("{WIDGETS}/held");
+    let mut held = widget("held", json!({"size": 1}));
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
     let cr_page = "list: limit, continue, remainingItemCount (custom resource)";
     vec![
         get(
@@ -201,10 +204,47 @@ pub fn custom_resources() -> Vec<Step> {
             MERGE,
             json!({"spec": {"mode": "warp"}}),
         ),
+        Step::raw(
+            "cr/malformed-json",
+            "create: malformed JSON 400 (custom resource)",
+            Method::POST,
+            WIDGETS,
+            "application/json",
+            "{not json",
+        ),
+        post("cr/create-held", "create: a custom resource", WIDGETS, held)
+            .picks(&[Pick::At("/metadata/name"), Pick::At("/metadata/finalizers")]),
         delete(
             "crd/delete",
             "delete: a CRD answers it with its cleanup finalizer",
             &format!("{CRDS}/widgets.{{group}}"),
+        )
+        .picks(&[Pick::At("/metadata/name"), Pick::At("/metadata/finalizers")]),
+        Step::wait_deleting(
+            "crd/instances-deleted",
+            "CRD: its instances deleted while it terminates",
+            held_path,
+        ),
+        post(
+            "cr/create-while-terminating",
+            "create: a custom resource while its CRD terminates 403",
+            WIDGETS,
+            widget("w6", json!({"size": 1})),
+        ),
+        Step::raw(
+            "cr/apply-while-terminating",
+            "patch: an apply creating a custom resource while its CRD terminates 403",
+            Method::PATCH,
+            &format!("{WIDGETS}/w7?fieldManager=alice"),
+            APPLY,
+            &widget("w7", json!({"size": 1})).to_string(),
+        ),
+        patch(
+            "cr/release-held",
+            "patch: merge removing the last finalizer of an object being deleted",
+            held_path,
+            MERGE,
+            json!({"metadata": {"finalizers": null}}),
         )
         .picks(&[Pick::At("/metadata/name"), Pick::At("/metadata/finalizers")]),
         Step::wait_gone(
