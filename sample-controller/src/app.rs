@@ -22,6 +22,7 @@ use clientgo_leaderelection::{
 };
 use clientgo_record::{EventBroadcaster, EventSource, RestEventSink};
 use clientgo_rest::{Config, RestClient};
+use clientgo_sharding::Shard;
 use clientgo_workqueue::{PrometheusMetricsProvider, QueueConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::registry::Registry;
@@ -124,12 +125,12 @@ pub enum RunError {
 
 /// A controller wired to its informers and event recorder, not yet running.
 pub struct App {
-    options: Options,
-    factory: SharedInformerFactory,
-    foos: SharedIndexInformer<Foo>,
-    deployments: SharedIndexInformer<clientgo_apimachinery::Compact<Deployment>>,
-    broadcaster: EventBroadcaster,
-    controller: Arc<Controller>,
+    pub(crate) options: Options,
+    pub(crate) factory: SharedInformerFactory,
+    pub(crate) foos: SharedIndexInformer<Foo>,
+    pub(crate) deployments: SharedIndexInformer<clientgo_apimachinery::Compact<Deployment>>,
+    pub(crate) broadcaster: EventBroadcaster,
+    pub(crate) controller: Arc<Controller>,
 }
 
 /// Builds the controller; with a `registry`, its work queue, informer and reconcile metrics
@@ -139,12 +140,27 @@ pub fn build(
     options: Options,
     registry: Option<&mut Registry>,
 ) -> Result<App, String> {
+    build_with(client, options, None, registry)
+}
+
+/// [`build`], narrowed to `shard` if given (`--sharded`): the informers list and watch only
+/// the shard's objects, and the Deployments the controller creates carry their Foo's shard
+/// label.
+pub(crate) fn build_with(
+    client: RestClient,
+    options: Options,
+    shard: Option<&Shard>,
+    registry: Option<&mut Registry>,
+) -> Result<App, String> {
     let mut registry = registry;
     // One factory per process: every part of the program that needs Foos or Deployments
     // shares one cache and one watch of each.
     let mut factory = SharedInformerFactory::builder(&client).default_resync(options.resync);
     if let Some(namespace) = &options.namespace {
         factory = factory.namespace(namespace.clone());
+    }
+    if let Some(shard) = shard {
+        factory = factory.tweak_list_options(shard.tweak());
     }
     if let Some(registry) = registry.as_deref_mut() {
         factory = factory.informer_options(SharedInformerOptions {
@@ -163,13 +179,14 @@ pub fn build(
         queue_config =
             queue_config.with_metrics_provider(Arc::new(PrometheusMetricsProvider::new(registry)));
     }
-    let controller = Controller::new(
+    let controller = Controller::inheriting(
         client.clone(),
         foos.clone(),
         deployments.clone(),
         recorder,
         queue_config,
         options.priority_queue,
+        shard.map(|s| vec![s.label().0]).unwrap_or_default(),
     )
     .map_err(|e| e.to_string())?;
     if let Some(registry) = registry {
@@ -246,17 +263,26 @@ impl App {
                 }
             }
         };
-        informers.cancel();
-        // Bounded: after a lost lease the process must exit promptly, whatever a watch does.
-        if tokio::time::timeout(INFORMERS_STOP, factory.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!(timeout = ?INFORMERS_STOP, "the informers did not stop in time");
-        }
-        broadcaster.shutdown();
+        stop(&informers, &factory, &broadcaster).await;
         result.map(|()| controller)
     }
+}
+
+/// Stops the informers (for a bounded time: after a lost lease the process must exit
+/// promptly, whatever a watch does) and the event broadcaster.
+pub(crate) async fn stop(
+    informers: &CancellationToken,
+    factory: &SharedInformerFactory,
+    broadcaster: &EventBroadcaster,
+) {
+    informers.cancel();
+    if tokio::time::timeout(INFORMERS_STOP, factory.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(timeout = ?INFORMERS_STOP, "the informers did not stop in time");
+    }
+    broadcaster.shutdown();
 }
 
 /// Builds and runs the controller without metrics (the demo and the tests).

@@ -60,7 +60,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
-use crate::desired::{controlled_by, desired_status, new_deployment};
+use crate::desired::{controlled_by, desired_status, inherit_labels, new_deployment};
 use crate::foo::Foo;
 use crate::work_queue::WorkQueue;
 use crate::{finalizer, records};
@@ -146,6 +146,7 @@ pub struct Controller {
     queue: WorkQueue,
     recorder: EventRecorder,
     stats: Stats,
+    inherited_labels: Vec<String>,
 }
 
 impl Controller {
@@ -158,6 +159,30 @@ impl Controller {
         queue_config: QueueConfig,
         priority_queue: bool,
     ) -> Result<Arc<Controller>, InformerError> {
+        Self::inheriting(
+            client,
+            foo_informer,
+            deployment_informer,
+            recorder,
+            queue_config,
+            priority_queue,
+            Vec::new(),
+        )
+    }
+
+    /// As [`new`](Controller::new), and the Deployments it creates carry their Foo's values
+    /// of the labels `inherited_labels` from their creation on (see
+    /// [`inherit_labels`]): `--sharded` passes the shard label, so that a new Deployment is
+    /// in its shard's cache at once, not only after the sharder labelled it.
+    pub fn inheriting(
+        client: RestClient,
+        foo_informer: SharedIndexInformer<Foo>,
+        deployment_informer: SharedIndexInformer<Compact<Deployment>>,
+        recorder: EventRecorder,
+        queue_config: QueueConfig,
+        priority_queue: bool,
+        inherited_labels: Vec<String>,
+    ) -> Result<Arc<Controller>, InformerError> {
         let queue = WorkQueue::new(priority_queue, queue_config);
         let controller = Arc::new(Controller {
             client,
@@ -168,6 +193,7 @@ impl Controller {
             queue,
             recorder,
             stats: Stats::default(),
+            inherited_labels,
         });
 
         // Step 2: handlers only enqueue keys. A Foo's add or update enqueues the Foo. Adds
@@ -314,6 +340,7 @@ impl Controller {
 
         // 4.2: the finalizer goes on before anything exists that would need cleaning up.
         // From here on we work with the Foo as written: its resourceVersion is current.
+        let reconciled_before = finalizer::has(&foo);
         let foo = if finalizer::has(&foo) {
             foo
         } else {
@@ -327,10 +354,28 @@ impl Controller {
         // 4.3: the Deployment.
         let deployment_name = &foo.spec.deployment_name;
         let deployments = ResourceClient::<Deployment>::namespaced(&self.client, namespace);
-        let deployment = match self.deployments.namespace(namespace).get(deployment_name) {
+        let cached = self.deployments.namespace(namespace).get(deployment_name);
+        let behind = match cached {
+            // A Foo reconciled before whose Deployment the cache lacks: the Deployment was
+            // deleted, or the cache has not caught up with it (with --sharded, a Foo moved to
+            // this shard can arrive before its Deployment, on a watch of its own). The server
+            // tells which, at the cost of one read, instead of a create meeting AlreadyExists
+            // and a retry after backoff.
+            None if reconciled_before => {
+                match deployments.get(deployment_name, &Default::default()).await {
+                    Ok(found) => Some(Arc::new(found)),
+                    Err(error) if error.is_not_found() => None,
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            _ => None,
+        };
+        let deployment = match cached.or(behind) {
             Some(existing) => existing,
             None => {
-                let created = deployments.create(&new_deployment(&foo), &post).await?;
+                let mut deployment = new_deployment(&foo);
+                inherit_labels(&mut deployment, &foo, &self.inherited_labels);
+                let created = deployments.create(&deployment, &post).await?;
                 self.stats.writes.inc();
                 wrote = true;
                 written.deployment = Some(created.resource_version().to_owned());

@@ -70,6 +70,22 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
     }
 }
 
+/// Copies the values of the label `keys` that `foo` carries onto `deployment`'s own labels
+/// (not its pods'): labels a dependent must share with its controller from its creation on,
+/// such as a shard label (a sharded replica's cache holds only the objects labelled with its
+/// shard, so a Deployment created without the label would be missing from it).
+pub fn inherit_labels(deployment: &mut Deployment, foo: &Foo, keys: &[String]) {
+    for key in keys {
+        if let Some(value) = foo.metadata.labels.get(key) {
+            deployment
+                .metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(key.clone(), value.clone());
+        }
+    }
+}
+
 /// The status `foo` should have given `deployment`, or `None` when it already has it.
 ///
 /// `Ready` is `True` once every wanted replica is available. Its `lastTransitionTime` moves
@@ -160,6 +176,30 @@ mod tests {
         assert_eq!(still.conditions[0].status, "False");
         assert_eq!(still.conditions[0].last_transition_time, since);
         assert_eq!(still.observed_generation, 2);
+    }
+
+    #[test]
+    fn inherited_labels_are_copied_onto_the_deployment_only() {
+        let mut foo = Foo::new("ns", "f", "d", 1);
+        foo.metadata
+            .labels
+            .insert("shard.clientgo-rs.io/c".into(), "a".into());
+        foo.metadata.labels.insert("team".into(), "web".into());
+        let mut deployment = new_deployment(&foo);
+        let keys = ["shard.clientgo-rs.io/c".to_owned(), "absent".to_owned()];
+        inherit_labels(&mut deployment, &foo, &keys);
+        let labels = deployment.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels.len(), 1, "{labels:?}");
+        assert_eq!(labels["shard.clientgo-rs.io/c"], "a");
+        let pod_labels = deployment.spec.template.metadata.as_ref().unwrap();
+        assert!(
+            !pod_labels
+                .labels
+                .as_ref()
+                .unwrap()
+                .contains_key("shard.clientgo-rs.io/c"),
+            "the pods are not sharded"
+        );
     }
 
     #[test]

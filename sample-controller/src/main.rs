@@ -29,6 +29,7 @@ use clientgo_sample_controller::serve::{self, Endpoints};
 use clientgo_sample_controller::{app, demo, sharded};
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// The Foo controller: keeps a Deployment for every Foo.
 #[derive(Debug, Parser)]
@@ -200,30 +201,13 @@ async fn run(args: Args, recorder: Option<Recorder>) -> Result<(), String> {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "sample-controller".into());
         format!("{host}_{}", std::process::id())
     });
-    if args.sharded {
-        let options = app::Options {
-            workers: args.workers,
-            namespace: args.namespace.clone(),
-            resync: Duration::from_secs(args.resync_seconds),
-            priority_queue: args.priority_queue,
-            ..app::Options::default()
-        };
-        let sharding = sharded::Sharding {
-            identity,
-            lease_namespace: args.lease_namespace.clone(),
-        };
-        let cancel = clientgo::signals::shutdown_on_signal();
-        return sharded::run(&config, client, options, sharding, cancel)
-            .await
-            .map_err(|e| e.to_string());
-    }
     let leader_election = if args.leader_elect {
         Some(
             app::LeaderElection::new(
                 &config,
                 args.lease_namespace.clone(),
                 args.lease_name.clone(),
-                identity,
+                identity.clone(),
             )
             .map_err(|e| e.to_string())?,
         )
@@ -242,8 +226,34 @@ async fn run(args: Args, recorder: Option<Recorder>) -> Result<(), String> {
     // process exits; a second signal exits at once.
     let cancel = clientgo::signals::shutdown_on_signal();
     let metrics = args.metrics_addr.is_some().then_some(&mut registry);
+    // A lost lease (the leader's, or a shard's member Lease) ends the run with an error, so
+    // the process exits non-zero and its Deployment restarts it, as kube-controller-manager
+    // does.
+    if args.sharded {
+        let sharding = sharded::Sharding {
+            identity,
+            lease_namespace: args.lease_namespace.clone(),
+        };
+        let replica = sharded::build(&config, client, options, sharding, metrics)
+            .map_err(|e| e.to_string())?;
+        serve_endpoints(&args, registry, replica.ready(), recorder, &cancel).await?;
+        return replica.run(cancel).await.map_err(|e| e.to_string());
+    }
     let app = app::build(client, options, metrics)?;
-    let mut endpoints = Endpoints::new(Some(registry), app.ready());
+    serve_endpoints(&args, registry, app.ready(), recorder, &cancel).await?;
+    app.run(cancel).await.map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// Serves `/metrics` (from `registry`), `/healthz`, `/readyz` (from `ready`) and, with a
+/// `recorder`, the `/debug/...` pages on `--metrics-addr` and `--health-addr`, until `cancel`.
+async fn serve_endpoints(
+    args: &Args,
+    registry: Registry,
+    ready: impl Fn() -> bool + Send + Sync + 'static,
+    recorder: Option<Recorder>,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let mut endpoints = Endpoints::new(Some(registry), ready);
     if let Some(recorder) = recorder {
         endpoints = endpoints.with_recorder(recorder);
     }
@@ -254,7 +264,5 @@ async fn run(args: Args, recorder: Option<Recorder>) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         tracing::info!(%bound, "serving /metrics, /healthz, /readyz and /debug/...");
     }
-    // A lost lease ends here with an error, so the process exits non-zero and its Deployment
-    // restarts it, as kube-controller-manager does.
-    app.run(cancel).await.map(|_| ()).map_err(|e| e.to_string())
+    Ok(())
 }

@@ -13,30 +13,37 @@
 //!   workers and ends [`run`] with [`RunError::LostLeadership`], so the process exits and is
 //!   restarted, as with `--leader-elect`.
 //!
-//! The controller itself is unchanged: the gate's handler enqueues a Foo once the gate knows
+//! The controller itself is unchanged but for one thing: the Deployments it creates carry
+//! their Foo's shard label from their creation on (dependents follow their controller), so a
+//! new Deployment is in this replica's cache at once; the sharder, which labels dependents
+//! too, leaves a correct label alone. The gate's handler enqueues a Foo once the gate knows
 //! it owns it (the controller's own handler may enqueue it earlier, when a worker would still
-//! skip it), and the gate wraps each reconcile. The Deployments a reconcile creates carry no
-//! shard label until the sharder gives them their Foo's (milliseconds later); a reconcile in
-//! between meets `AlreadyExists` and is retried after its backoff.
+//! skip it), and the gate wraps each reconcile.
+//!
+//! The endpoints are those of the normal mode (see [`serve`](crate::serve)): `/readyz` once
+//! the shard's caches have synced, and on `/metrics` the same work queue, informer, REST
+//! client and worker metrics, plus the sharder's (`sharding_*`, see
+//! [`clientgo_sharding::metrics`]: objects per shard, assignments, moves, drains, drain
+//! durations, assignment latency; written by the replica that holds the sharder role, so
+//! the others export zeros) and the gate's (`sharding_gate_*`: drains this replica
+//! acknowledged, reconciles it skipped).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, Compact, Resource};
-use clientgo_informer::{
-    EnqueueHandler, InformerSynced, KeyQueue, SharedInformerFactory, wait_for_cache_sync,
-};
+use clientgo_apimachinery::{ApiResource, Resource};
+use clientgo_informer::{EnqueueHandler, InformerSynced, KeyQueue, wait_for_cache_sync};
 use clientgo_leaderelection::{Ended, LeaderElectionConfig, leader_election_client};
-use clientgo_record::{EventBroadcaster, EventSource, RestEventSink};
 use clientgo_rest::{Config, RestClient};
 use clientgo_sharding::{
     Membership, Partition, Shard, ShardGate, ShardedResource, Sharder, SharderConfig,
 };
-use clientgo_workqueue::{Priority, QueueConfig, WorkerPool};
-use k8s_openapi::api::apps::v1::Deployment;
+use clientgo_workqueue::{Priority, WorkerPool};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{Options, RunError};
+use crate::app::{self, App, Options, RunError};
 use crate::controller::{CONTROLLER_NAME, Controller};
 use crate::foo::Foo;
 
@@ -89,40 +96,42 @@ impl KeyQueue for ControllerQueue {
     }
 }
 
-/// Runs this replica as one shard until `cancel`; see the module docs.
-pub async fn run(
+/// One shard of the controller, wired, not yet running: [`build`] it, serve its
+/// [`ready`](Replica::ready) and metrics, then [`run`](Replica::run) it.
+pub struct Replica {
+    app: App,
+    gate: ShardGate,
+    membership: Membership,
+    sharder: Sharder,
+    lease: String,
+}
+
+/// Wires this replica as one shard (see the module docs); with a `registry`, exports its
+/// metrics there (the REST client's are registered where the client is built).
+pub fn build(
     config: &Config,
     client: RestClient,
     options: Options,
     sharding: Sharding,
-    cancel: CancellationToken,
-) -> Result<(), RunError> {
+    registry: Option<&mut Registry>,
+) -> Result<Replica, RunError> {
     let controller_error = |e: &dyn std::fmt::Display| RunError::Controller(e.to_string());
+    let mut registry = registry;
     let shard = Shard::new(CONTROLLER_NAME, &sharding.identity);
-    let mut factory = SharedInformerFactory::builder(&client)
-        .default_resync(options.resync)
-        .tweak_list_options(shard.tweak());
-    if let Some(namespace) = &options.namespace {
-        factory = factory.namespace(namespace.clone());
-    }
-    let factory = factory.build();
-    let foos = factory.informer::<Foo>();
-    let deployments = factory.informer::<Compact<Deployment>>();
-    let broadcaster = EventBroadcaster::new();
-    broadcaster.start_recording_to_sink(RestEventSink::new(&client));
-    let recorder = broadcaster.new_recorder(EventSource::component(CONTROLLER_NAME));
-    let controller = Controller::new(
+    let watch_namespace = options.namespace.clone();
+    let app = app::build_with(
         client.clone(),
-        foos.clone(),
-        deployments.clone(),
-        recorder,
-        QueueConfig::named("Foos"),
-        options.priority_queue,
+        options,
+        Some(&shard),
+        registry.as_deref_mut(),
     )
-    .map_err(|e| controller_error(&e))?;
+    .map_err(RunError::Controller)?;
     let resources = sharded_resources();
     let gate = ShardGate::new(shard, &client, &resources[0].resource);
-    foos.add_event_handler(gate.handler(EnqueueHandler::new(ControllerQueue(controller.clone()))))
+    app.foos
+        .add_event_handler(
+            gate.handler(EnqueueHandler::new(ControllerQueue(app.controller.clone()))),
+        )
         .map_err(|e| controller_error(&e))?;
 
     let election = LeaderElectionConfig::default();
@@ -140,68 +149,147 @@ pub async fn run(
         &sharding.identity,
         resources,
     );
-    sharder_config.watch_namespace = options.namespace.clone();
+    sharder_config.watch_namespace = watch_namespace;
     let sharder = Sharder::new(&client, sharder_config);
-
-    let informers = CancellationToken::new();
-    factory.start(&informers);
-    let (workers, drain) = (options.workers, options.drain_timeout);
-    let work = |member: CancellationToken| {
-        let (gate, controller) = (gate.clone(), controller.clone());
-        async move {
-            let caches: [&dyn InformerSynced; 2] = [&foos, &deployments];
-            tokio::select! {
-                synced = wait_for_cache_sync(&caches, Duration::from_secs(60)) => {
-                    if let Err(error) = synced {
-                        tracing::error!(%error, "caches not synced: this shard stops");
-                        return;
-                    }
-                }
-                () = member.cancelled() => return,
-            }
-            tracing::info!(shard = %gate.shard().replica(), "caches synced; reconciling this shard's Foos");
-            let reconcile = |key: Arc<str>| {
-                let (gate, controller) = (gate.clone(), controller.clone());
-                async move { gate.reconcile(&key, || controller.reconcile(&key)).await }
-            };
-            tokio::join!(
-                gate.run_acks(member.clone()),
-                WorkerPool::new(workers)
-                    .drain_timeout(drain)
-                    .stats(controller.stats().workers())
-                    .run(controller.queue(), reconcile, member.clone()),
-            );
-        }
-    };
-    let sharder_cancel = cancel.child_token();
-    let sharder_role = async {
-        // The sharder role is campaigned for again after a loss; it ends with the member.
-        while let Ok(Ended::Lost) = sharder.run(sharder_cancel.clone()).await {
-            tracing::warn!("lost the sharder role; campaigning again");
-        }
-    };
-    let member = async {
-        let ended = membership.run(cancel.clone(), work).await;
-        sharder_cancel.cancel();
-        ended
-    };
-    let ((), ended) = tokio::join!(sharder_role, member);
-    informers.cancel();
-    if tokio::time::timeout(Duration::from_secs(10), factory.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("the informers did not stop in time");
+    if let Some(registry) = registry {
+        let registry = registry.sub_registry_with_prefix("sharding");
+        sharder.metrics().register(registry);
+        registry.register_collector(Box::new(GateCollector(gate.clone())));
     }
-    broadcaster.shutdown();
-    match ended.map_err(|e| controller_error(&e))? {
-        Ended::Lost => Err(RunError::LostLeadership {
-            lease: format!(
-                "{}/{}",
-                sharding.lease_namespace,
-                clientgo_sharding::member_lease_name(CONTROLLER_NAME, &sharding.identity)
+    let lease = format!(
+        "{}/{}",
+        sharding.lease_namespace,
+        clientgo_sharding::member_lease_name(CONTROLLER_NAME, &sharding.identity)
+    );
+    Ok(Replica {
+        app,
+        gate,
+        membership,
+        sharder,
+        lease,
+    })
+}
+
+/// Runs this replica as one shard until `cancel`, without metrics; see the module docs.
+pub async fn run(
+    config: &Config,
+    client: RestClient,
+    options: Options,
+    sharding: Sharding,
+    cancel: CancellationToken,
+) -> Result<(), RunError> {
+    build(config, client, options, sharding, None)?
+        .run(cancel)
+        .await
+}
+
+impl Replica {
+    /// Whether the shard's informer caches have synced (what `/readyz` reports).
+    pub fn ready(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        self.app.ready()
+    }
+
+    /// The controller, e.g. to watch its [`Stats`](crate::controller::Stats) while it runs.
+    pub fn controller(&self) -> Arc<Controller> {
+        self.app.controller()
+    }
+
+    /// The gate the workers and the Foo handler go through.
+    pub fn gate(&self) -> &ShardGate {
+        &self.gate
+    }
+
+    /// Runs until `cancel`: informers, the sharder candidate, and the workers while this
+    /// replica holds its member Lease. After a lost member Lease, returns
+    /// [`RunError::LostLeadership`].
+    pub async fn run(self, cancel: CancellationToken) -> Result<(), RunError> {
+        let Replica {
+            app,
+            gate,
+            membership,
+            sharder,
+            lease,
+        } = self;
+        let informers = CancellationToken::new();
+        app.factory.start(&informers);
+        let (workers, drain) = (app.options.workers, app.options.drain_timeout);
+        let (foos, deployments) = (&app.foos, &app.deployments);
+        let work = |member: CancellationToken| {
+            let (gate, controller) = (gate.clone(), app.controller.clone());
+            async move {
+                let caches: [&dyn InformerSynced; 2] = [foos, deployments];
+                tokio::select! {
+                    synced = wait_for_cache_sync(&caches, Duration::from_secs(60)) => {
+                        if let Err(error) = synced {
+                            tracing::error!(%error, "caches not synced: this shard stops");
+                            return;
+                        }
+                    }
+                    () = member.cancelled() => return,
+                }
+                tracing::info!(shard = %gate.shard().replica(), "caches synced; reconciling this shard's Foos");
+                let reconcile = |key: Arc<str>| {
+                    let (gate, controller) = (gate.clone(), controller.clone());
+                    async move { gate.reconcile(&key, || controller.reconcile(&key)).await }
+                };
+                tokio::join!(
+                    gate.run_acks(member.clone()),
+                    WorkerPool::new(workers)
+                        .drain_timeout(drain)
+                        .stats(controller.stats().workers())
+                        .run(controller.queue(), reconcile, member.clone()),
+                );
+            }
+        };
+        let sharder_cancel = cancel.child_token();
+        let sharder_role = async {
+            // The sharder role is campaigned for again after a loss; it ends with the member.
+            while let Ok(Ended::Lost) = sharder.run(sharder_cancel.clone()).await {
+                tracing::warn!("lost the sharder role; campaigning again");
+            }
+        };
+        let member = async {
+            let ended = membership.run(cancel.clone(), work).await;
+            sharder_cancel.cancel();
+            ended
+        };
+        let ((), ended) = tokio::join!(sharder_role, member);
+        app::stop(&informers, &app.factory, &app.broadcaster).await;
+        match ended.map_err(|e| RunError::Controller(e.to_string()))? {
+            Ended::Lost => Err(RunError::LostLeadership { lease }),
+            Ended::Cancelled | Ended::WorkFinished => Ok(()),
+        }
+    }
+}
+
+/// Exports the gate's counts (`sharding_gate_acknowledged_drains_total`,
+/// `sharding_gate_skipped_reconciles_total`), read when scraped.
+#[derive(Debug)]
+struct GateCollector(ShardGate);
+
+impl prometheus_client::collector::Collector for GateCollector {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeMetric;
+        let counts = [
+            (
+                "gate_acknowledged_drains",
+                "Drains this replica acknowledged",
+                self.0.acknowledged(),
             ),
-        }),
-        Ended::Cancelled | Ended::WorkFinished => Ok(()),
+            (
+                "gate_skipped_reconciles",
+                "Reconciles this replica skipped: the key was not its own, or draining",
+                self.0.skipped(),
+            ),
+        ];
+        for (name, help, count) in counts {
+            let counter = ConstCounter::new(count);
+            let metric = encoder.encode_descriptor(name, help, None, counter.metric_type())?;
+            counter.encode(metric)?;
+        }
+        Ok(())
     }
 }

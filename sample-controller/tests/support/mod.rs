@@ -213,6 +213,28 @@ where
 pub fn metric(registry: &Registry, sample: &str) -> Option<f64> {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+    self::sample(&text, sample)
+}
+
+/// A plain HTTP/1.1 GET of `path` from the server at `addr`: the status code and the body;
+/// `None` if the connection or the answer failed.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, String)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.ok()?;
+    let status = response.get(9..12)?.parse().ok()?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    Some((status, body))
+}
+
+/// The value of `sample` (a metric name with its labels) in a text exposition.
+pub fn sample(text: &str, sample: &str) -> Option<f64> {
     text.lines()
         .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' '))
         .and_then(|value| value.trim().parse().ok())
