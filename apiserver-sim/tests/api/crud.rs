@@ -374,3 +374,73 @@ async fn delete_collection_honours_selectors() {
         .collect();
     assert_eq!(names, vec!["b1"]);
 }
+
+async fn raw(c: &Client, method: http::Method, path: &str, content_type: &str, body: &str) -> Resp {
+    let body = Some(body.as_bytes().to_vec());
+    c.send(method, path, body, content_type, None)
+        .await
+        .read()
+        .await
+}
+
+/// Bodies that do not decode and body types not served, with the answers kube-apiserver
+/// 1.36.2 gave (the differential steps `create/malformed-json`, `update/unsupported-type`,
+/// `delete/unsupported-type`, `create/yaml`).
+#[tokio::test]
+async fn bodies_are_decoded_and_refused_as_kube_apiserver_does() {
+    let (_sim, c) = sim().await;
+    let r = raw(
+        &c,
+        http::Method::POST,
+        CMS,
+        "application/json",
+        r#"{"metadata": {"name": "a"},}"#,
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.body["message"],
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character '}' looking for beginning of object key string ({\"metadata\": {\"name\": \"a\"},})"
+    );
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  a: b\n";
+    let r = raw(&c, http::Method::POST, CMS, "application/yaml", yaml).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"], json!({"a": "b"}));
+    let types = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+    let r = raw(
+        &c,
+        http::Method::PUT,
+        &format!("{CMS}/y"),
+        "text/plain",
+        "data",
+    )
+    .await;
+    assert_eq!((r.status.as_u16(), r.body["message"].as_str()), (415, Some(types)));
+    let r = raw(
+        &c,
+        http::Method::DELETE,
+        &format!("{CMS}/y"),
+        "text/plain",
+        "data",
+    )
+    .await;
+    assert_eq!((r.status.as_u16(), r.body["message"].as_str()), (415, Some(types)));
+    let r = raw(
+        &c,
+        http::Method::DELETE,
+        &format!("{CMS}/y"),
+        "application/json",
+        "{x",
+    )
+    .await;
+    assert_eq!(
+        (r.status.as_u16(), r.body["message"].as_str()),
+        (
+            400,
+            Some(
+                "couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of object key string"
+            )
+        )
+    );
+    assert_eq!(c.get(&format!("{CMS}/y")).await.status, 200, "still there");
+}

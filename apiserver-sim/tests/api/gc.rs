@@ -167,8 +167,9 @@ async fn deleting_a_namespace_empties_it_first() {
     .await;
 }
 
-/// kube-controller-manager's garbage collector (`attemptToDeleteItem`): a dependent with one
-/// owner gone and another alive is kept, and only the dangling reference is removed.
+/// kube-controller-manager's garbage collector (`attemptToDeleteItem`, as in 1.36): a
+/// dependent with one owner gone and another alive is kept, and only the dangling reference
+/// is removed.
 #[tokio::test]
 async fn a_dangling_owner_reference_goes_while_another_owner_lives() {
     let (_sim, c) = sim().await;

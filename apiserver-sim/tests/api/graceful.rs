@@ -1,7 +1,8 @@
 //! Graceful deletion of Pods and the deletion of CRDs, as kube-apiserver 1.36.2 answers them
 //! (the differential steps `delete/pod` and `crd/delete`): a Pod's DELETE answers the Pod;
 //! one bound to a node stays, marked, for its grace period; a CRD's DELETE answers the CRD
-//! with its cleanup finalizer, and it goes once its custom resources are gone.
+//! with its cleanup finalizer, refuses new custom resources while it terminates, and goes
+//! once its custom resources are gone.
 
 use std::time::Duration;
 
@@ -90,7 +91,8 @@ async fn a_crd_delete_answers_the_crd_with_its_cleanup_finalizer() {
                 "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
     assert_eq!(c.post(crds, crd).await.status, 201);
     let gadgets = "/apis/example.com/v1/namespaces/default/gadgets";
-    let g = json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}});
+    let g = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g", "finalizers": ["example.com/hold"]}});
     assert_eq!(c.post(gadgets, g).await.status, 201);
 
     let r = c.delete(&format!("{crds}/gadgets.example.com")).await;
@@ -101,6 +103,34 @@ async fn a_crd_delete_answers_the_crd_with_its_cleanup_finalizer() {
         json!(["customresourcecleanup.apiextensions.k8s.io"])
     );
     assert!(r.body["metadata"]["deletionTimestamp"].is_string());
+    eventually("its instance being deleted", || async {
+        c.get(&format!("{gadgets}/g")).await.body["metadata"]["deletionTimestamp"].is_string()
+    })
+    .await;
+    // While it terminates, no new instance: kube-apiserver 1.36.2 answered (the differential
+    // step `cr/create-while-terminating`):
+    let refused = c
+        .post(
+            gadgets,
+            json!({"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "h"}}),
+        )
+        .await;
+    assert_eq!(refused.status, 403);
+    assert_eq!(
+        refused.body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "gadgets.example.com \"h\" is forbidden: create not allowed while custom resource definition is terminating",
+            "reason": "Forbidden", "details": {"name": "h", "group": "example.com", "kind": "gadgets"},
+            "code": 403})
+    );
+    let released = c
+        .patch(
+            &format!("{gadgets}/g"),
+            "application/merge-patch+json",
+            json!({"metadata": {"finalizers": null}}),
+        )
+        .await;
+    assert_eq!(released.status, 200, "{}", released.body);
     eventually("the CRD gone after its instances", || async {
         c.get(&format!("{crds}/gadgets.example.com")).await.status == 404
     })

@@ -326,7 +326,8 @@ async fn kubectl_get_of_an_unknown_group_says_there_is_no_such_resource_type() {
         "{stderr}"
     );
     // The path itself answers `404 page not found` (text/plain), which kubectl reports as
-    // kube-apiserver's NotFound.
+    // kube-apiserver's NotFound (kubectl's two messages observed against kube-apiserver
+    // 1.36.2).
     let out = k
         .run(
             &[cf, "get", "--raw", "/apis/nope.example.com/v1/things"],

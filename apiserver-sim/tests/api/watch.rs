@@ -146,8 +146,9 @@ async fn timeout_ends_the_watch_after_a_last_bookmark() {
     };
     let (_sim, c) = start(config).await;
     // kube-apiserver's cacher sends no bookmark before it has processed a write of the
-    // resource (`Cacher.dispatchEvents`: "never send a bookmark event if we did not see an
-    // event here"): a watch of a resource never written ends bare.
+    // resource (`Cacher.dispatchEvents` in kube-apiserver 1.36: "never send a bookmark
+    // event if we did not see an event here"): a watch of a resource never written ends
+    // bare.
     let mut bare = c
         .watch(&format!(
             "{CMS}?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=1"
