@@ -117,6 +117,7 @@ pub mod discovery;
 pub mod error;
 mod execute;
 pub mod json;
+pub mod json_scan;
 pub mod list_decode;
 pub mod metrics;
 pub mod request;

@@ -2,6 +2,8 @@
 //! outside strings, skipping strings a word at a time, and scanning one value across chunks
 //! with its stack of open brackets.
 
+use crate::json_scan::{self, byte_classes};
+
 /// A byte JSON never has outside strings.
 const BAD: u8 = 0;
 /// Whitespace, `:` and `,`.
@@ -13,21 +15,16 @@ pub(super) const OPEN: u8 = 4;
 pub(super) const CLOSE: u8 = 5;
 
 /// The class of each byte outside strings.
-pub(super) static CLASS: [u8; 256] = {
-    const fn mark(mut table: [u8; 256], bytes: &[u8], class: u8) -> [u8; 256] {
-        let mut i = 0;
-        while i < bytes.len() {
-            table[bytes[i] as usize] = class;
-            i += 1;
-        }
-        table
-    }
-    let table = mark([BAD; 256], b" \t\r\n:,", GAP);
-    let table = mark(table, b"-+.0123456789eEtrufalsn", SCALAR);
-    let table = mark(table, b"\"", QUOTE);
-    let table = mark(table, b"{[", OPEN);
-    mark(table, b"}]", CLOSE)
-};
+pub(super) static CLASS: [u8; 256] = byte_classes(
+    BAD,
+    &[
+        (b" \t\r\n:,", GAP),
+        (b"-+.0123456789eEtrufalsn", SCALAR),
+        (b"\"", QUOTE),
+        (b"{[", OPEN),
+        (b"}]", CLOSE),
+    ],
+);
 
 pub(super) fn is_whitespace(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\r' | b'\n')
@@ -44,39 +41,11 @@ pub(super) enum Scan {
     Scalar,
 }
 
-/// The index of the first `"` or `\\` in `bytes` from `from` on.
-///
-/// Most strings of an object are short (keys, names, quantities): starting `memchr` for each
-/// costs more than it saves, so the first 64 bytes are looked at 8 at a time (a word's bytes
-/// compared at once, as serde_json does), and `memchr` skips the rest of a long string.
+/// The index of the first `"` or `\\` in `bytes` from `from` on, its first 64 bytes a word at
+/// a time.
 #[inline]
 pub(super) fn quote_or_backslash(bytes: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
-    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
-    const WORDS: usize = 8;
-    let rest = bytes.get(from..)?;
-    let mut words = rest.chunks_exact(8);
-    for (i, word) in words.by_ref().take(WORDS).enumerate() {
-        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        // A byte of `q` (`b`) is zero where `word` has a quote (a backslash). Zero bytes get
-        // their high bit set; the lowest one flagged is exact (only bytes above a zero byte
-        // may be flagged wrongly).
-        let (q, b) = (word ^ QUOTES, word ^ BACKSLASHES);
-        let found = (q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b) & HIGH;
-        if found != 0 {
-            return Some(from + i * 8 + found.trailing_zeros() as usize / 8);
-        }
-    }
-    let done = rest.len() - words.remainder().len() - words.len() * 8;
-    let tail = &rest[done..];
-    let found = if done < WORDS * 8 {
-        tail.iter().position(|&b| b == b'"' || b == b'\\')
-    } else {
-        memchr::memchr2(b'"', b'\\', tail)
-    };
-    found.map(|found| from + done + found)
+    json_scan::quote_or_backslash::<64>(bytes, from)
 }
 
 /// Scans the value in progress from `pos`: `Ok(Some(end))` when it ends in `bytes` (just
