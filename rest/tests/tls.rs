@@ -1,5 +1,5 @@
 //! TLS: verification against the configuration's CA, SNI override, insecure mode, client
-//! certificates, HTTP/2 by ALPN with HTTP/1.1 fallback, and clear errors when it fails.
+//! certificates, HTTP/2 by ALPN with HTTP/1.1 fallback (or HTTP/1.1 alone on request), and clear errors when it fails.
 
 mod support;
 
@@ -61,6 +61,16 @@ async fn http11_when_the_server_offers_only_http11() {
     let pki = Pki::new("cluster-ca");
     let server = tls_server(&pki, &["127.0.0.1"], H1, None).await;
     version(&config(&server, Some(&pki))).await.unwrap();
+    assert_eq!(server.last().version, Version::HTTP_11);
+}
+
+#[tokio::test]
+async fn http11_when_http2_is_disabled_though_the_server_offers_both() {
+    let pki = Pki::new("cluster-ca");
+    let server = tls_server(&pki, &["127.0.0.1"], BOTH, None).await;
+    let mut config = config(&server, Some(&pki));
+    config.disable_http2 = true;
+    version(&config).await.unwrap();
     assert_eq!(server.last().version, Version::HTTP_11);
 }
 

@@ -98,6 +98,10 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1 << 30;
 /// request timeout (after which it answers 504 itself).
 pub const DEFAULT_READ_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The environment variable that turns HTTP/2 off when non-empty (client-go's, read by
+/// apimachinery's `SetTransportDefaults`).
+pub const DISABLE_HTTP2_ENV: &str = "DISABLE_HTTP2";
+
 /// The default `User-Agent`: `clientgo-rs/<crate version>`.
 pub fn default_user_agent() -> String {
     format!("clientgo-rs/{}", env!("CARGO_PKG_VERSION"))
@@ -153,6 +157,12 @@ pub struct Config {
     /// HTTP/2: a ping unanswered this long closes the connection and fails every request on
     /// it, watches included (client-go's `PingTimeout`, 15 s).
     pub http2_ping_timeout: Duration,
+    /// Offer HTTP/1.1 alone when connecting over TLS, never HTTP/2. Set by
+    /// [`Config::new`] when the `DISABLE_HTTP2` environment variable is non-empty, the switch
+    /// client-go's transport reads. Each watch then has a connection of its own instead of
+    /// sharing one, and no HTTP/2 pings watch the connection (the watch decoder's idle
+    /// timeout still does).
+    pub disable_http2: bool,
     /// Send credentials (a token, a password, an exec plugin's token) over plain `http`.
     /// Off by default: a hand-built configuration with an `http://` URL and credentials is
     /// refused when the client is built, since anyone on the path could read them. A
@@ -181,6 +191,7 @@ impl Config {
             read_idle_timeout: Some(DEFAULT_READ_IDLE_TIMEOUT),
             http2_read_idle_timeout: crate::transport::HTTP2_READ_IDLE_TIMEOUT,
             http2_ping_timeout: crate::transport::HTTP2_PING_TIMEOUT,
+            disable_http2: std::env::var_os(DISABLE_HTTP2_ENV).is_some_and(|v| !v.is_empty()),
             allow_insecure_credentials: false,
         }
     }
@@ -276,6 +287,7 @@ impl fmt::Debug for Config {
             .field("read_idle_timeout", &self.read_idle_timeout)
             .field("http2_read_idle_timeout", &self.http2_read_idle_timeout)
             .field("http2_ping_timeout", &self.http2_ping_timeout)
+            .field("disable_http2", &self.disable_http2)
             .field(
                 "allow_insecure_credentials",
                 &self.allow_insecure_credentials,

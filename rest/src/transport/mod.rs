@@ -10,7 +10,7 @@
 //! | connections | a pool per client: up to 25 idle connections per host, closed after 90 s idle |
 //! | connect | 30 s timeout, TCP keep-alive 30 s, no Nagle delay |
 //! | TLS | see [`tls`]: the configuration's CA (else the system roots), client certificate, `insecure_skip_tls_verify`, `tls_server_name` as SNI and for verification; 10 s handshake timeout |
-//! | HTTP version | HTTP/2 when ALPN agrees on `h2`, HTTP/1.1 otherwise (plain `http` is always HTTP/1.1) |
+//! | HTTP version | HTTP/2 when ALPN agrees on `h2`, HTTP/1.1 otherwise (plain `http` is always HTTP/1.1); [`Config::disable_http2`] (or a non-empty `DISABLE_HTTP2`, as client-go reads it) offers HTTP/1.1 alone |
 //! | dead connections | HTTP/2 pings after 30 s without reading, even while idle; no answer within 15 s closes the connection (client-go's `ReadIdleTimeout`/`PingTimeout`; [`Config::http2_read_idle_timeout`], [`Config::http2_ping_timeout`]). HTTP/1.1 has no pings: requests read whole give up after [`Config::read_idle_timeout`] without a byte (see the `execute` module) |
 //! | plain `http` | no credentials unless [`Config::allow_insecure_credentials`] |
 //! | headers | `User-Agent`, credentials and `Impersonate-*`: see the `auth` module |
@@ -73,7 +73,7 @@ type HyperClient = Client<Connector, Full<Bytes>>;
 pub struct Transport {
     authenticator: Authenticator,
     /// HTTP/2 keep-alive: ping after this long without reading, close after this long unanswered.
-    keep_alive: (std::time::Duration, std::time::Duration),
+    http2: Http2,
     /// TLS settings, for rebuilding the pool with an exec plugin's client certificate.
     tls: Option<TlsConfig>,
     pool: Mutex<Arc<Pool>>,
@@ -118,11 +118,15 @@ impl Transport {
         }
         let authenticator = Authenticator::new(config)?;
         let tls = config.is_tls().then(|| config.tls.clone());
-        let keep_alive = (config.http2_read_idle_timeout, config.http2_ping_timeout);
-        let pool = build_pool(tls.as_ref(), None, keep_alive)?;
+        let http2 = Http2 {
+            enabled: !config.disable_http2,
+            ping_after: config.http2_read_idle_timeout,
+            ping_timeout: config.http2_ping_timeout,
+        };
+        let pool = build_pool(tls.as_ref(), None, &http2)?;
         Ok(Transport {
             authenticator,
-            keep_alive,
+            http2,
             tls,
             pool: Mutex::new(Arc::new(pool)),
         })
@@ -143,7 +147,7 @@ impl Transport {
             (Some(cert_pem), Some(key)) => Some((cert_pem, key.expose().as_slice())),
             _ => None,
         };
-        let pool = Arc::new(build_pool(Some(tls), identity, self.keep_alive)?);
+        let pool = Arc::new(build_pool(Some(tls), identity, &self.http2)?);
         tracing::debug!(
             client_certificate = identity.is_some(),
             "exec plugin credential changed the client certificate: new connection pool"
@@ -183,12 +187,20 @@ impl HttpClient for Transport {
     }
 }
 
+/// Whether HTTP/2 is offered, and its dead-connection pings.
+#[derive(Debug, Clone, Copy)]
+struct Http2 {
+    enabled: bool,
+    ping_after: std::time::Duration,
+    ping_timeout: std::time::Duration,
+}
+
 /// A pool whose connections use `tls` (for `https`) presenting the exec `identity` if given,
 /// else the configuration's client certificate.
 fn build_pool(
     tls: Option<&TlsConfig>,
     identity: Option<(&[u8], &[u8])>,
-    (ping_after, ping_timeout): (std::time::Duration, std::time::Duration),
+    http2: &Http2,
 ) -> Result<Pool, Error> {
     let settings = match tls {
         None => None,
@@ -200,7 +212,7 @@ fn build_pool(
             let identity = identity
                 .or(config_identity)
                 .map(|(cert_pem, key_pem)| ClientIdentity { cert_pem, key_pem });
-            let config = tls::client_config(tls, identity)?;
+            let config = tls::client_config(tls, identity, http2.enabled)?;
             let server_name = match &tls.server_name {
                 Some(name) => Some(tls::server_name(Some(name), "").map_err(|reason| {
                     Error::InvalidConfig {
@@ -221,8 +233,8 @@ fn build_pool(
         .pool_timer(TokioTimer::new())
         .pool_max_idle_per_host(MAX_IDLE_PER_HOST)
         .pool_idle_timeout(IDLE_TIMEOUT)
-        .http2_keep_alive_interval(ping_after)
-        .http2_keep_alive_timeout(ping_timeout)
+        .http2_keep_alive_interval(http2.ping_after)
+        .http2_keep_alive_timeout(http2.ping_timeout)
         .http2_keep_alive_while_idle(true)
         .build(Connector::new(settings));
     Ok(Pool {

@@ -40,6 +40,7 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> Error {
 pub(crate) fn client_config(
     tls: &TlsConfig,
     identity: Option<ClientIdentity<'_>>,
+    http2: bool,
 ) -> Result<Arc<ClientConfig>, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -82,7 +83,11 @@ pub(crate) fn client_config(
             })?
         }
     };
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     Ok(Arc::new(config))
 }
 
@@ -197,14 +202,14 @@ mod tests {
             insecure_skip_tls_verify: true,
             ..TlsConfig::default()
         };
-        let err = client_config(&tls, None).unwrap_err().to_string();
+        let err = client_config(&tls, None, true).unwrap_err().to_string();
         assert!(err.contains("insecure-skip-tls-verify"), "{err}");
 
         let tls = TlsConfig {
             ca_pem: Some(b"garbage".to_vec()),
             ..TlsConfig::default()
         };
-        let err = client_config(&tls, None).unwrap_err().to_string();
+        let err = client_config(&tls, None, true).unwrap_err().to_string();
         assert!(err.contains("no PEM CERTIFICATE block"), "{err}");
 
         let key = Secret::new(
@@ -218,7 +223,9 @@ mod tests {
             cert_pem: b"not a cert",
             key_pem: key.expose(),
         };
-        let err = client_config(&tls, Some(identity)).unwrap_err().to_string();
+        let err = client_config(&tls, Some(identity), true)
+            .unwrap_err()
+            .to_string();
         assert!(!err.contains("c2VjcmV0LWtleQ"), "{err}");
     }
 
