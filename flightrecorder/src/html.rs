@@ -8,7 +8,8 @@
 //! ticks, coalesced adds as orange diamonds, time in line as grey bars, backoffs hatched red,
 //! reconciles); hovering shows a label and the arrows from the key's watch events (and
 //! listed objects) to its reconciles, clicking pins the key's whole journey in the side
-//! panel.
+//! panel, and so does `#key=NAMESPACE/NAME` at the end of the page's address (with
+//! `&at=SECONDS`, the journey scrolled to that time).
 
 use serde_json::Value as Json;
 

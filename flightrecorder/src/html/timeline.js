@@ -1,7 +1,9 @@
 // Draws the flight recorder's timeline from the JSON embedded in the page. No libraries,
 // no network: SVG built by hand. Hover a bar or marker for its label; click one to pin the
-// key's journey in the side panel. Opened with #selftest, it checks what it drew and
-// writes the result into <pre id="selftest"> (for the headless browser test).
+// key's journey in the side panel (#key=NAMESPACE/NAME&at=SECONDS pins one when the page
+// opens).
+// Opened with #selftest, it checks what it drew and writes the result into
+// <pre id="selftest"> (for the headless browser test).
 "use strict";
 const errors = [];
 window.addEventListener("error", (e) => errors.push(String(e.message)));
@@ -194,6 +196,21 @@ function show(journey) {
     ol.appendChild(li);
   }
   panel.appendChild(ol);
+}
+
+// #key=NAMESPACE/NAME opens the page with that key's journey pinned (a link to one key);
+// &at=SECONDS scrolls the journey to its first step at or after that time.
+const keyHash = location.hash.match(/^#key=([^&]+)(?:&at=([0-9.]+))?$/);
+if (keyHash) {
+  const journey = keys.findIndex((j) => j.key === decodeURIComponent(keyHash[1]));
+  if (journey >= 0) {
+    pinned = journey; show(journey); highlight(journey);
+    const at = Number(keyHash[2] || 0) * 1e6;
+    const first = data.journeys[journey].steps.findIndex((s) => s.at_us >= at);
+    const side = document.getElementById("side");
+    const item = document.querySelectorAll("#journey li")[first];
+    if (at > 0 && item) side.scrollTop = item.offsetTop - side.offsetTop;
+  }
 }
 
 if (location.hash === "#selftest") {
