@@ -1,0 +1,208 @@
+//! `--sharded` against a real kube-apiserver 1.36 (the envtest crate): the `sample-controller`
+//! binary run three times as a user runs it (`--sharded --kubeconfig`), 30 Foos. Every Foo
+//! converges (its Deployment, labelled with the Foo's shard, and its status), each Foo
+//! carries the shard label of a live replica, and every replica serves `/readyz` and the
+//! sharding metrics. Then one replica stops cleanly on SIGTERM: it exits 0, its Foos move to
+//! the two others and converge there, which a scale of each moved Foo proves. Real time:
+//! every wait is bounded.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clientgo_apimachinery::Object;
+use clientgo_envtest::{ControlPlane, ControlPlaneOptions};
+use clientgo_rest::config::Config;
+use clientgo_rest::{ListParams, PostParams, ResourceClient, RestClient};
+use clientgo_sample_controller::foo::{self, Foo};
+use clientgo_sharding::shard_label;
+use k8s_openapi::api::apps::v1::Deployment;
+use support::{eventually, http_get, sample};
+use tokio::process::Child;
+
+const FOOS: usize = 30;
+const REPLICAS: [&str; 3] = ["shard-0", "shard-1", "shard-2"];
+
+/// One `sample-controller --sharded` process and the address of its endpoints.
+struct Replica {
+    child: Child,
+    endpoints: SocketAddr,
+}
+
+fn free_addr() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+fn start(cp: &ControlPlane, namespace: &str, identity: &str) -> Replica {
+    let endpoints = free_addr();
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_sample-controller"))
+        .arg("--kubeconfig")
+        .arg(cp.kubeconfig_path())
+        .args(["--sharded", "--namespace", namespace])
+        .args(["--lease-namespace", namespace, "--identity", identity])
+        .args(["--metrics-addr", &endpoints.to_string()])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    Replica { child, endpoints }
+}
+
+struct Cluster {
+    foos: ResourceClient<Foo>,
+    deployments: ResourceClient<Deployment>,
+}
+
+impl Cluster {
+    /// Foo name → its shard, once every Foo is converged: it carries the shard label of one
+    /// of `members`, its Deployment exists with the same label and the Foo's replicas, and
+    /// its status describes its current generation.
+    async fn converged(&self, members: &[&str]) -> BTreeMap<String, String> {
+        let label = shard_label("sample-controller");
+        eventually("every Foo converged on a live shard", || async {
+            let foos = self.foos.list(&ListParams::default()).await.ok()?;
+            let deployments = self.deployments.list(&ListParams::default()).await.ok()?;
+            let deployments: BTreeMap<&str, &Deployment> =
+                deployments.items.iter().map(|d| (d.name(), d)).collect();
+            let mut placed = BTreeMap::new();
+            for foo in &foos.items {
+                let shard = foo.labels().get(&label)?;
+                let deployment = deployments.get(foo.spec.deployment_name.as_str())?;
+                let status_current = foo.condition("Ready").is_some()
+                    && foo.status.observed_generation == foo.metadata.generation;
+                if !members.contains(&shard)
+                    || deployment.labels().get(&label) != Some(shard)
+                    || deployment.spec.replicas != Some(foo.spec.replicas.unwrap_or(1))
+                    || !status_current
+                {
+                    return None;
+                }
+                placed.insert(foo.name().to_owned(), shard.to_owned());
+            }
+            (placed.len() == FOOS).then_some(placed)
+        })
+        .await
+    }
+}
+
+/// The sum of the samples `name` over the `/metrics` of `replicas`.
+async fn total<'a>(replicas: impl Iterator<Item = &'a Replica>, name: &str) -> Option<f64> {
+    let mut sum = 0.0;
+    for replica in replicas {
+        let (status, text) = http_get(replica.endpoints, "/metrics").await?;
+        if status != 200 {
+            return None;
+        }
+        sum += sample(&text, name).unwrap_or(0.0);
+    }
+    Some(sum)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_sharded_binaries_share_the_foos_and_hand_over_on_sigterm() {
+    let Some(cp) = ControlPlane::shared_with(ControlPlaneOptions::default()) else {
+        return;
+    };
+    let config = Config::from_kubeconfig_file(cp.kubeconfig_path()).unwrap();
+    let client = RestClient::new(&config).unwrap();
+    foo::install_crd(&client).await.unwrap();
+    let namespace = cp.create_namespace("sharded").unwrap();
+    let cluster = Cluster {
+        foos: ResourceClient::namespaced(&client, &namespace),
+        deployments: ResourceClient::namespaced(&client, &namespace),
+    };
+    // The CRD is served once it is Established: until then its path is a plain-text 404.
+    eventually("the Foo CRD to be served", || async {
+        cluster.foos.list(&ListParams::default()).await.ok()
+    })
+    .await;
+
+    let mut replicas: BTreeMap<&str, Replica> = REPLICAS
+        .into_iter()
+        .map(|id| (id, start(cp, &namespace, id)))
+        .collect();
+    for replica in replicas.values() {
+        eventually("every replica's /readyz", || async {
+            (http_get(replica.endpoints, "/readyz").await?.0 == 200).then_some(())
+        })
+        .await;
+    }
+    for i in 0..FOOS {
+        let name = format!("foo-{i}");
+        cluster
+            .foos
+            .create(
+                &Foo::new(&namespace, &name, &format!("{name}-deploy"), 1),
+                &PostParams::default(),
+            )
+            .await
+            .unwrap();
+    }
+    let first = cluster.converged(&REPLICAS).await;
+    for id in REPLICAS {
+        assert!(
+            first.values().any(|s| s == id),
+            "{id} got no Foo: {first:?}"
+        );
+    }
+    eventually("the sharder's assignments on /metrics", || async {
+        let assigned = total(replicas.values(), "sharding_assignments_total").await?;
+        (assigned == FOOS as f64).then_some(())
+    })
+    .await;
+
+    // shard-1 stops cleanly: it drains, releases its Lease and exits 0; the sharder moves
+    // its Foos at once.
+    let mut stopped = replicas.remove("shard-1").unwrap();
+    let pid = stopped.child.id().unwrap().to_string();
+    let signalled = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let status = tokio::time::timeout(Duration::from_secs(30), stopped.child.wait())
+        .await
+        .expect("the replica exits within 30 s of SIGTERM")
+        .unwrap();
+    assert!(status.success(), "exit status {status}");
+    let second = cluster.converged(&["shard-0", "shard-2"]).await;
+    let moved: Vec<&String> = first
+        .iter()
+        .filter(|(_, shard)| *shard == "shard-1")
+        .map(|(foo, _)| foo)
+        .collect();
+    for (foo, shard) in &first {
+        if shard != "shard-1" {
+            assert_eq!(
+                second.get(foo),
+                Some(shard),
+                "{foo} left a shard that stayed"
+            );
+        }
+    }
+    // The moved Foos are served by their new shards: scaled, they converge again.
+    for name in &moved {
+        let mut foo = cluster.foos.get(name, &Default::default()).await.unwrap();
+        foo.spec.replicas = Some(2);
+        cluster
+            .foos
+            .update(name, &foo, &PostParams::default())
+            .await
+            .unwrap();
+    }
+    let third = cluster.converged(&["shard-0", "shard-2"]).await;
+    assert_eq!(third, second, "a scale moved no Foo");
+    eventually("the dead shard's moves on /metrics", || async {
+        let moves = total(replicas.values(), r#"sharding_moves_total{reason="dead"}"#).await?;
+        (moves == moved.len() as f64).then_some(())
+    })
+    .await;
+    for (_, mut replica) in replicas {
+        replica.child.start_kill().unwrap();
+        replica.child.wait().await.unwrap();
+    }
+}
