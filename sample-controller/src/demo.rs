@@ -7,7 +7,12 @@
 //!
 //! 1. two Foos are created: the controller puts its finalizer on them, creates their
 //!    Deployments, records them in the `foo-records` ConfigMap and reports them Ready;
-//! 2. one Foo is scaled: its Deployment follows;
+//! 2. one Foo is scaled: its Deployment follows. While that reconcile is writing the
+//!    Deployment, someone labels the Foo: the reconcile's status write, which carries the
+//!    resourceVersion of the Foo it read, is refused with 409 Conflict, and the retry writes
+//!    it from the labelled Foo. (The embedded server holds that one Deployment write for a
+//!    second, by fault injection, so that the label always lands in the window; on a real
+//!    cluster the window is short, and the conflict rare, but it happens.)
 //! 3. a Foo asks for a Deployment that someone else owns: the controller refuses and records
 //!    a Warning event;
 //! 4. a Foo is deleted: the API server only marks it, because of the finalizer; the
@@ -25,6 +30,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
+use clientgo_apiserver_sim::faults::RequestMatch;
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
 use clientgo_rest::{
@@ -81,7 +87,7 @@ pub async fn run() -> Result<(), String> {
         cancel.clone(),
     ));
 
-    let outcome = scenario(&client).await;
+    let outcome = scenario(&client, &sim).await;
     say("stopping the controller (as on SIGTERM): in-flight work drains first");
     cancel.cancel();
     let controller = controller_run
@@ -105,7 +111,11 @@ fn say(line: &str) {
     println!("[demo] {line}");
 }
 
-async fn scenario(client: &RestClient) -> Result<(), String> {
+/// How long the embedded server holds the reconcile's Deployment write in step 2: long enough
+/// for the user's label to land, even behind the user's client-side throttle.
+const HELD_WRITE: Duration = Duration::from_secs(1);
+
+async fn scenario(client: &RestClient, sim: &ApiServerSim) -> Result<(), String> {
     let foos = ResourceClient::<Foo>::namespaced(client, NAMESPACE);
     let deployments = ResourceClient::<Deployment>::namespaced(client, NAMESPACE);
     let post = PostParams::default();
@@ -139,11 +149,42 @@ async fn scenario(client: &RestClient) -> Result<(), String> {
     ));
 
     say("2. scaling Foo web to 5 replicas");
+    let held = sim.faults().delayed();
+    sim.faults()
+        .delay_next(1, RequestMatch::new("update", "deployments"), HELD_WRITE);
     let patch = serde_json::json!({"spec": {"replicas": 5}});
     foos.patch("web", PatchType::Merge, &patch, &PatchParams::default())
         .await
         .map_err(|e| format!("scaling web: {e}"))?;
+    wait_for("the reconcile of web to write its Deployment", || async {
+        (sim.faults().delayed() > held).then_some(())
+    })
+    .await?;
+    let mark = sim.requests().mark();
+    say(
+        "   while its reconcile is writing the Deployment (held by the server), someone labels Foo web",
+    );
+    let label = serde_json::json!({"metadata": {"labels": {"team": "storefront"}}});
+    foos.patch("web", PatchType::Merge, &label, &PatchParams::default())
+        .await
+        .map_err(|e| format!("labelling web: {e}"))?;
     wait_ready(&foos, "web", 5).await?;
+    // A held request enters the server's log when the hold ends: the label came first if the
+    // reconcile's status write was bound to conflict.
+    let log = sim.requests().since(mark);
+    let position = |verb: &str, resource: &str| {
+        log.iter()
+            .position(|r| r.verb == verb && r.resource == resource && r.subresource.is_none())
+    };
+    if position("patch", "foos") < position("update", "deployments") {
+        say(
+            "   the reconcile's status write carried the resourceVersion of the Foo it had \
+             read, from before the label: 409 Conflict; the retry read the labelled Foo and \
+             wrote it",
+        );
+    } else {
+        say("   the label came after the Deployment write: no conflict this time");
+    }
 
     say("3. a Deployment named taken exists, owned by nobody; Foo intruder asks for it");
     let taken = crate::desired::new_deployment(&Foo::new(NAMESPACE, "nobody", "taken", 1));
