@@ -10,7 +10,7 @@
 //! | Q3 | rate-limited requeue: 100,000 keys, each requeued 3 times (exponential 1 ms .. 10 ms), 4 workers |
 //! | Q1pq, Q3pq, Q4 | Q1 and Q3 on the priority queue; the restart backlog (see [`queue_priority`](crate::queue_priority)) |
 //! | S1 | 100,000 pods inserted into an indexed store; `by_index` and `list` (see [`store`](crate::store)) |
-//! | S1typed | the same read as typed `Pod`s through a `TypedLister` (views of hot pods kept); typed `get` hot and cold, typed `list` |
+//! | S1typed | the same read as typed `Pod`s through a `TypedLister` (views of hot pods kept); typed `get` hot and cold, lazy and typed `list` |
 //! | S1openapi | the same with k8s-openapi's `Pod` in the store (client-go's and kube-rs's typed cache) |
 //! | D1 | a PodList of 10,000 pods decoded into the lean form a cache holds (see [`decode`](crate::decode)) |
 //! | D1typed | the same PodList decoded into k8s-openapi's typed `Pod` |

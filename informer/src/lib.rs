@@ -135,4 +135,6 @@ pub use store::{
     WaitForResourceVersionError, label_index_func, meta_namespace_index_func,
 };
 pub use transform::{TransformFunc, strip_managed_fields};
-pub use typed_lister::{DEFAULT_VIEW_CAPACITY, TypedLister, TypedNamespaceLister, ViewError};
+pub use typed_lister::{
+    DEFAULT_VIEW_CAPACITY, Listed, TypedLister, TypedNamespaceLister, ViewError,
+};

@@ -270,6 +270,12 @@ impl<T: Object> Indexer<T> {
         self.locked.read().data.get(hash, namespace, name).cloned()
     }
 
+    /// The object `name` of `namespace` (`""` when cluster-scoped), its key not built.
+    pub(crate) fn get_in(&self, namespace: &str, name: &str) -> Option<Arc<T>> {
+        let hash = self.hash(namespace, name);
+        self.locked.read().data.get(hash, namespace, name).cloned()
+    }
+
     /// Whether an object with this key is stored.
     pub fn contains_key(&self, key: &str) -> bool {
         let (namespace, name) = split_for_lookup(key);

@@ -1,43 +1,64 @@
 //! Typed reads over a lean cache: [`TypedLister`] reads an informer's
 //! [`Compact<K>`](Compact) store and hands out typed `Arc<K>` views, decoded on first read
-//! and kept for hot objects in a bounded cache, valid for one resourceVersion.
+//! and kept for hot objects in a bounded cache.
 //!
 //! client-go's generated listers hand out the typed object the informer decoded when it
-//! arrived: a `get` is a pointer read, and every cached object costs its full typed size
-//! (client-go's typed Pod about 8.4 KB; k8s-openapi's `Pod` about 26.5 KB, the S1typed
-//! workload). Here the informer holds `Compact<K>` (about 3.1 KB per Pod: metadata parsed,
-//! the rest kept as JSON text) and the lister builds `K` only for the objects a controller
-//! reads:
+//! arrived: a `get` is a map lookup and a pointer read, and every cached object costs its
+//! full typed size (client-go's typed Pod about 8.4 KB; k8s-openapi's `Pod` about 26.5 KB,
+//! the S1openapi workload). Here the informer holds `Compact<K>` (about 3.1 KB per Pod:
+//! metadata parsed, the rest kept as JSON text) and the lister builds `K` only for the
+//! objects a controller reads.
 //!
-//! * a `get` of an object read before and unchanged since is a lookup in the store and one
-//!   in the view cache, both under read locks, and an `Arc` clone: no decode;
-//! * a `get` of an object not read before, or changed since (a new resourceVersion), decodes
-//!   it ([`Compact::to_typed`]) and keeps the view, evicting the view read least recently
-//!   (CLOCK, see `views.rs`) once [`capacity`](TypedLister::with_capacity) views are kept;
-//! * `list` returns the kept views and decodes the others without keeping them, so a full
-//!   list does not push the hot objects out.
+//! ## What to call
+//!
+//! | read | call | cost |
+//! |---|---|---|
+//! | one object, typed (a reconcile) | `lister.namespace(ns).get(name)` | read before and unchanged since: the store's lookup and a pointer comparison, no decode; else one decode, and the view is kept |
+//! | a few objects, typed | a selector or a namespace: `lister.namespace(ns).list(&selector)` | the filter reads the lean metadata; each match not kept is decoded |
+//! | many objects, some of them typed | [`list_lazy`](TypedLister::list_lazy), then [`Listed::typed`] on those you need | the lean list's cost; a decode for each `typed()` |
+//! | metadata only (names, labels, owners) | [`lean`](TypedLister::lean) | the lean list's cost, never a decode |
+//! | every object, typed | [`list`](TypedLister::list) | a decode per object not kept: seconds for 100,000 Pods |
+//!
+//! ## How a `get` finds its view
+//!
+//! The store replaces an object on every change (a new `Arc<Compact<K>>`) and never
+//! changes one in place. So a view is kept with the lean object it was decoded from, and
+//! found by that object's address (`views.rs`): a `get` looks the key up in the store (as
+//! any lister does), then looks the object's address up among the views, and hands out the
+//! view if it was decoded from this very object. No key string is built or compared twice,
+//! no resourceVersion read. The view holds its lean object, so the address cannot be
+//! reused by another object while the view is kept (a view outliving its object in the
+//! store keeps up to one lean object alive until it is replaced or evicted).
+//!
+//! A `get` of an object not read before, or changed since, decodes it
+//! ([`Compact::to_typed`]) and keeps the view, replacing the view of its previous version
+//! or, once [`capacity`](TypedLister::with_capacity) views are kept, evicting the view read
+//! least recently (CLOCK). `list` and `list_lazy` reuse the views kept and keep nothing
+//! they decode, so a pass over many objects does not push the hot ones out.
 //!
 //! Handlers and indexes see the `Compact<K>` (its metadata is parsed), so events are never
 //! decoded into `K` unless a handler asks for it.
 //!
 //! ## Why this form (measured, benches/README.md, "Typed caches")
 //!
-//! On S1's 100,000 Pods (2.9 KB of JSON each, with `managedFields`), resident bytes per Pod:
-//! k8s-openapi's `Pod` in the store 26,552 (`S1openapi`); the same with `managedFields`
-//! stripped about 5,400 less, still more than 23,000, as most of a Pod is its spec and status
-//! as a tree of `Option`s, strings, vectors and maps; the lean `Compact<Pod>` 3,088 (`S1`);
-//! and the lean store read through this lister, its 1,024 views kept, 3,381 (`S1typed`),
-//! against client-go's 8,432. A "lean typed" form (`managedFields` raw, strings and maps sized
-//! to their content) would need generated code for every kind. So the typed informer's
-//! default stays as client-go's (it keeps `managedFields`; they are raw text in the lean form,
-//! hence cheap), and the memory bound comes from the lean store and the bounded view cache.
+//! On S1's 100,000 Pods (2.9 KB of JSON each, with `managedFields`), resident bytes per Pod,
+//! and a reconcile's typed `get` of a hot Pod, one run at a time on our 2-core machine:
+//!
+//! | option | bytes per Pod | hot `get` | typed `list` of 100,000 |
+//! |---|---|---|---|
+//! | k8s-openapi's `Pod` in the store (client-go's and kube-rs's form; S1openapi) | 26,552 | a lookup and a pointer read | 32 ms |
+//! | the same, `managedFields` stripped by a transform | about 5,400 less | as above | as above |
+//! | a "lean typed" form (`managedFields` raw, strings and maps sized to their content) | not built: generated code per kind | | |
+//! | `Compact<Pod>` read through this lister, 1,024 views kept (S1typed) | 3,381 | below S1openapi's | lazy: 4 ms; typed: seconds |
+//!
+//! client-go's typed Pod costs 8,432 bytes. Most of a typed Pod is its spec and status as a
+//! tree of `Option`s, strings, vectors and maps, so stripping `managedFields` is far from
+//! the goal (4,200), and the typed informer's default stays as client-go's (it keeps
+//! `managedFields`; they are raw text in the lean form, hence cheap). The memory bound
+//! comes from the lean store and the bounded view cache.
 //!
 //! The price is the cold read: a Pod not read before is decoded on its first `get` (about
-//! 17 µs on an idle core), and a typed `list` of every object decodes those not kept (seconds
-//! for 100,000 Pods, where a typed store hands out pointers in milliseconds). Filter with a
-//! selector or a namespace first (the filter reads the lean metadata), read the lean objects
-//! through [`lean`](TypedLister::lean), or keep more views with
-//! [`with_capacity`](TypedLister::with_capacity).
+//! 17 µs on an idle core), and a typed `list` of every object decodes those not kept.
 //!
 //! ## Objects that do not decode as `K`
 //!
@@ -45,11 +66,10 @@
 //! still fail (a field of an unexpected type). client-go's typed informer never caches such
 //! an object (its watch fails on it). Here [`get`](TypedNamespaceLister::get) and `list`
 //! skip it and log it once per resourceVersion with its key and where the decode failed (no
-//! field values); [`try_get`](TypedNamespaceLister::try_get) returns the error.
-//!
-//! Objects without a resourceVersion (built by hand, never from a server) are decoded on
-//! every read: without one, a change cannot be told from the view kept.
+//! field values); [`try_get`](TypedNamespaceLister::try_get) and [`Listed::typed`] return
+//! the error.
 
+mod listed;
 mod views;
 
 use std::fmt;
@@ -64,6 +84,8 @@ use serde::de::DeserializeOwned;
 use crate::lister::Lister;
 use crate::store::Indexer;
 use views::Views;
+
+pub use listed::Listed;
 
 /// How many typed views a [`TypedLister`] keeps by default.
 ///
@@ -121,7 +143,7 @@ struct Shared<K> {
 
 impl<K> Shared<K> {
     /// The hash of a key, computed before a lock is taken.
-    fn hash(&self, namespace: &str, name: &str) -> u64 {
+    fn key_hash(&self, namespace: &str, name: &str) -> u64 {
         let mut h = self.hasher.build_hasher();
         h.write(namespace.as_bytes());
         h.write_u8(0xff);
@@ -160,10 +182,17 @@ where
         }
     }
 
-    /// Every cached object whose labels match `selector`, in all namespaces, typed. Views
-    /// kept are reused; the others are decoded and not kept.
+    /// Every cached object whose labels match `selector`, in all namespaces, typed: views
+    /// kept are reused, the others decoded (and not kept). Decodes every object not read
+    /// recently: for many objects, prefer [`list_lazy`](Self::list_lazy).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         self.typed_all(self.lean.list(selector))
+    }
+
+    /// Every cached object whose labels match `selector`, in all namespaces, each decoded
+    /// only when its [`typed`](Listed::typed) form is asked for. As fast as the lean list.
+    pub fn list_lazy(&self, selector: &Selector) -> Vec<Listed<K>> {
+        self.listed_all(self.lean.list(selector))
     }
 
     /// The cluster-scoped object `name`, typed.
@@ -173,14 +202,16 @@ where
 
     /// The cluster-scoped object `name`, typed; an error if it does not decode as `K`.
     pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, ViewError> {
-        self.lean.get(name).map(|o| self.view(&o)).transpose()
+        self.try_get_in("", name)
     }
 
-    /// A lister for one namespace (`""` lists every namespace).
-    pub fn namespace(&self, namespace: &str) -> TypedNamespaceLister<K> {
+    /// A lister for one namespace (`""` lists every namespace). It borrows this lister and
+    /// the namespace, so making one costs nothing: `lister.namespace(ns).get(name)` is the
+    /// reconcile's hot path.
+    pub fn namespace<'a>(&'a self, namespace: &'a str) -> TypedNamespaceLister<'a, K> {
         TypedNamespaceLister {
-            lean: self.lean.namespace(namespace),
-            typed: self.clone(),
+            typed: self,
+            namespace,
         }
     }
 
@@ -195,49 +226,43 @@ where
         (views.len(), views.capacity())
     }
 
-    /// The typed view of `object`: the kept one if it is of the same resourceVersion, else
-    /// decoded and kept.
-    fn view(&self, object: &Compact<K>) -> Result<Arc<K>, ViewError> {
-        let rv = object.resource_version();
-        let (namespace, name) = (object.namespace(), object.name());
-        if rv.is_empty() {
-            return Ok(Arc::new(decode(object)?));
-        }
-        let hash = self.shared.hash(namespace, name);
-        let kept = self.shared.views.read().get(hash, namespace, name, rv);
-        if let Some(view) = kept {
+    fn try_get_in(&self, namespace: &str, name: &str) -> Result<Option<Arc<K>>, ViewError> {
+        let Some(lean) = self.lean.indexer().get_in(namespace, name) else {
+            return Ok(None);
+        };
+        self.view(lean).map(Some)
+    }
+
+    /// The typed view of `lean`: the one kept if it was decoded from this very object (the
+    /// store replaces an object on every change), else decoded and kept.
+    fn view(&self, lean: Arc<Compact<K>>) -> Result<Arc<K>, ViewError> {
+        if let Some(view) = self.shared.views.read().get(&lean) {
             return Ok(view);
         }
-        let view = Arc::new(decode(object)?);
-        // The view it replaces or evicts is freed after the lock is released.
-        let dropped = self.shared.views.write().insert(hash, view.clone());
+        let view = Arc::new(decode(&lean)?);
+        let key_hash = self.shared.key_hash(lean.namespace(), lean.name());
+        let (view, dropped) = self.shared.views.write().insert(key_hash, lean, view);
+        // What the insert replaced or evicted is freed after the lock is released.
         drop(dropped);
         Ok(view)
     }
 
     fn typed_all(&self, objects: Vec<Arc<Compact<K>>>) -> Vec<Arc<K>> {
-        let mut typed = Vec::with_capacity(objects.len());
-        let mut cold = Vec::new();
-        {
-            let views = self.shared.views.read();
-            for object in &objects {
-                let (namespace, name) = (object.namespace(), object.name());
-                let rv = object.resource_version();
-                let kept = (!rv.is_empty())
-                    .then(|| views.get(self.shared.hash(namespace, name), namespace, name, rv))
-                    .flatten();
-                match kept {
-                    Some(view) => typed.push(view),
-                    None => cold.push(object),
-                }
-            }
-        }
-        for object in cold {
-            if let Some(view) = self.or_log(decode(object).map(|k| Some(Arc::new(k)))) {
-                typed.push(view);
-            }
-        }
-        typed
+        self.listed_all(objects)
+            .into_iter()
+            .filter_map(|listed| self.or_log(listed.typed().map(Some)))
+            .collect()
+    }
+
+    fn listed_all(&self, objects: Vec<Arc<Compact<K>>>) -> Vec<Listed<K>> {
+        let views = self.shared.views.read();
+        objects
+            .into_iter()
+            .map(|lean| {
+                let view = views.peek(&lean);
+                Listed::new(lean, view)
+            })
+            .collect()
     }
 
     /// `None` for an object that does not decode, logged once per key and resourceVersion.
@@ -284,13 +309,22 @@ impl<K> fmt::Debug for TypedLister<K> {
     }
 }
 
-/// A [`TypedLister`] for one namespace (client-go's typed `NamespaceLister`).
-pub struct TypedNamespaceLister<K> {
-    lean: crate::lister::NamespaceLister<Compact<K>>,
-    typed: TypedLister<K>,
+/// A [`TypedLister`] for one namespace (client-go's typed `NamespaceLister`), borrowing the
+/// lister and the namespace.
+pub struct TypedNamespaceLister<'a, K> {
+    typed: &'a TypedLister<K>,
+    namespace: &'a str,
 }
 
-impl<K> TypedNamespaceLister<K>
+impl<K> Clone for TypedNamespaceLister<'_, K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for TypedNamespaceLister<'_, K> {}
+
+impl<'a, K> TypedNamespaceLister<'a, K>
 where
     K: Resource + Object + DeserializeOwned,
 {
@@ -302,12 +336,19 @@ where
 
     /// The object `name` in this namespace, typed; an error if it does not decode as `K`.
     pub fn try_get(&self, name: &str) -> Result<Option<Arc<K>>, ViewError> {
-        self.lean.get(name).map(|o| self.typed.view(&o)).transpose()
+        self.typed.try_get_in(self.namespace, name)
     }
 
-    /// The namespace's cached objects whose labels match `selector`, typed.
+    /// The namespace's cached objects whose labels match `selector`, typed (see
+    /// [`TypedLister::list`]).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        self.typed.typed_all(self.lean.list(selector))
+        self.typed.typed_all(self.lean_list(selector))
+    }
+
+    /// The namespace's cached objects whose labels match `selector`, each decoded only when
+    /// its [`typed`](Listed::typed) form is asked for.
+    pub fn list_lazy(&self, selector: &Selector) -> Vec<Listed<K>> {
+        self.typed.listed_all(self.lean_list(selector))
     }
 
     /// Every cached object of the namespace, typed.
@@ -316,15 +357,19 @@ where
     }
 
     /// The namespace.
-    pub fn namespace(&self) -> &str {
-        self.lean.namespace()
+    pub fn namespace(&self) -> &'a str {
+        self.namespace
+    }
+
+    fn lean_list(&self, selector: &Selector) -> Vec<Arc<Compact<K>>> {
+        self.typed.lean.namespace(self.namespace).list(selector)
     }
 }
 
-impl<K> fmt::Debug for TypedNamespaceLister<K> {
+impl<K> fmt::Debug for TypedNamespaceLister<'_, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TypedNamespaceLister")
-            .field("namespace", &self.lean.namespace())
+            .field("namespace", &self.namespace)
             .finish()
     }
 }
