@@ -33,11 +33,9 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, Resource};
 use clientgo_informer::{EnqueueHandler, InformerSynced, KeyQueue, wait_for_cache_sync};
-use clientgo_leaderelection::{Ended, LeaderElectionConfig, leader_election_client};
+use clientgo_leaderelection::{Ended, leader_election_client};
 use clientgo_rest::{Config, RestClient};
-use clientgo_sharding::{
-    Membership, Partition, Shard, ShardGate, ShardedResource, Sharder, SharderConfig,
-};
+use clientgo_sharding::{Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig};
 use clientgo_workqueue::{Priority, WorkerPool};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::registry::Registry;
@@ -100,9 +98,7 @@ impl KeyQueue for ControllerQueue {
 /// [`ready`](Replica::ready) and metrics, then [`run`](Replica::run) it.
 pub struct Replica {
     app: App,
-    gate: ShardGate,
-    membership: Membership,
-    sharder: Sharder,
+    sharded: ShardedReplica,
     lease: String,
 }
 
@@ -117,43 +113,33 @@ pub fn build(
 ) -> Result<Replica, RunError> {
     let controller_error = |e: &dyn std::fmt::Display| RunError::Controller(e.to_string());
     let mut registry = registry;
-    let shard = Shard::new(CONTROLLER_NAME, &sharding.identity);
-    let watch_namespace = options.namespace.clone();
+    let mut sharder_config = SharderConfig::new(
+        CONTROLLER_NAME,
+        &sharding.lease_namespace,
+        &sharding.identity,
+        sharded_resources(),
+    );
+    sharder_config.watch_namespace = options.namespace.clone();
+    let election_client = leader_election_client(config, &sharder_config.election)
+        .map_err(|e| controller_error(&e))?;
+    let sharded = ShardedReplica::new(&client, &election_client, sharder_config)
+        .map_err(|e| controller_error(&e))?;
     let app = app::build_with(
         client.clone(),
         options,
-        Some(&shard),
+        Some(sharded.shard()),
         registry.as_deref_mut(),
     )
     .map_err(RunError::Controller)?;
-    let resources = sharded_resources();
-    let gate = ShardGate::new(shard, &client, &resources[0].resource);
+    let gate = sharded.gate();
     app.foos
         .add_event_handler(
             gate.handler(EnqueueHandler::new(ControllerQueue(app.controller.clone()))),
         )
         .map_err(|e| controller_error(&e))?;
-
-    let election = LeaderElectionConfig::default();
-    let election_client =
-        leader_election_client(config, &election).map_err(|e| controller_error(&e))?;
-    let membership = Membership::new(
-        &election_client,
-        &sharding.lease_namespace,
-        CONTROLLER_NAME,
-        &sharding.identity,
-    );
-    let mut sharder_config = SharderConfig::new(
-        CONTROLLER_NAME,
-        &sharding.lease_namespace,
-        &sharding.identity,
-        resources,
-    );
-    sharder_config.watch_namespace = watch_namespace;
-    let sharder = Sharder::new(&client, sharder_config);
     if let Some(registry) = registry {
         let registry = registry.sub_registry_with_prefix("sharding");
-        sharder.metrics().register(registry);
+        sharded.sharder().metrics().register(registry);
         registry.register_collector(Box::new(GateCollector(gate.clone())));
     }
     let lease = format!(
@@ -163,9 +149,7 @@ pub fn build(
     );
     Ok(Replica {
         app,
-        gate,
-        membership,
-        sharder,
+        sharded,
         lease,
     })
 }
@@ -196,7 +180,7 @@ impl Replica {
 
     /// The gate the workers and the Foo handler go through.
     pub fn gate(&self) -> &ShardGate {
-        &self.gate
+        self.sharded.gate()
     }
 
     /// Runs until `cancel`: informers, the sharder candidate, and the workers while this
@@ -205,55 +189,38 @@ impl Replica {
     pub async fn run(self, cancel: CancellationToken) -> Result<(), RunError> {
         let Replica {
             app,
-            gate,
-            membership,
-            sharder,
+            sharded,
             lease,
         } = self;
         let informers = CancellationToken::new();
         app.factory.start(&informers);
         let (workers, drain) = (app.options.workers, app.options.drain_timeout);
         let (foos, deployments) = (&app.foos, &app.deployments);
-        let work = |member: CancellationToken| {
-            let (gate, controller) = (gate.clone(), app.controller.clone());
-            async move {
-                let caches: [&dyn InformerSynced; 2] = [foos, deployments];
-                tokio::select! {
-                    synced = wait_for_cache_sync(&caches, Duration::from_secs(60)) => {
-                        if let Err(error) = synced {
-                            tracing::error!(%error, "caches not synced: this shard stops");
-                            return;
-                        }
+        let (gate, controller) = (sharded.gate(), &app.controller);
+        // While this replica holds its member Lease: once the shard's caches have synced,
+        // the workers, each reconcile through the gate.
+        let work = |member: CancellationToken| async move {
+            let caches: [&dyn InformerSynced; 2] = [foos, deployments];
+            tokio::select! {
+                synced = wait_for_cache_sync(&caches, Duration::from_secs(60)) => {
+                    if let Err(error) = synced {
+                        tracing::error!(%error, "caches not synced: this shard stops");
+                        return;
                     }
-                    () = member.cancelled() => return,
                 }
-                tracing::info!(shard = %gate.shard().replica(), "caches synced; reconciling this shard's Foos");
-                let reconcile = |key: Arc<str>| {
-                    let (gate, controller) = (gate.clone(), controller.clone());
-                    async move { gate.reconcile(&key, || controller.reconcile(&key)).await }
-                };
-                tokio::join!(
-                    gate.run_acks(member.clone()),
-                    WorkerPool::new(workers)
-                        .drain_timeout(drain)
-                        .stats(controller.stats().workers())
-                        .run(controller.queue(), reconcile, member.clone()),
-                );
+                () = member.cancelled() => return,
             }
+            tracing::info!(shard = %gate.shard().replica(), "caches synced; reconciling this shard's Foos");
+            let reconcile = |key: Arc<str>| async move {
+                gate.reconcile(&key, || controller.reconcile(&key)).await
+            };
+            WorkerPool::new(workers)
+                .drain_timeout(drain)
+                .stats(controller.stats().workers())
+                .run(controller.queue(), reconcile, member)
+                .await;
         };
-        let sharder_cancel = cancel.child_token();
-        let sharder_role = async {
-            // The sharder role is campaigned for again after a loss; it ends with the member.
-            while let Ok(Ended::Lost) = sharder.run(sharder_cancel.clone()).await {
-                tracing::warn!("lost the sharder role; campaigning again");
-            }
-        };
-        let member = async {
-            let ended = membership.run(cancel.clone(), work).await;
-            sharder_cancel.cancel();
-            ended
-        };
-        let ((), ended) = tokio::join!(sharder_role, member);
+        let ended = sharded.run(cancel, work).await;
         app::stop(&informers, &app.factory, &app.broadcaster).await;
         match ended.map_err(|e| RunError::Controller(e.to_string()))? {
             Ended::Lost => Err(RunError::LostLeadership { lease }),

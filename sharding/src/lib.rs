@@ -19,6 +19,8 @@
 //! * [`replica`]: a replica's side: the label selector for its informer factory, and the
 //!   [`ShardGate`] its handlers and workers go through to honour drains.
 //! * [`metrics`]: objects per shard, moves, drain durations, assignment latency.
+//! * [`sharded_replica`]: the roles of one replica wired together: its gate, its member
+//!   Lease and a sharder candidate, run beside the controller's workers.
 //!
 //! ```text
 //!   sharder (elected)            API server                  replica A        replica B
@@ -37,12 +39,14 @@ pub mod membership;
 pub mod metrics;
 pub mod replica;
 pub mod ring;
+pub mod sharded_replica;
 pub mod sharder;
 
 pub use membership::{MemberLock, Membership, member_lease_name};
 pub use metrics::ShardingMetrics;
 pub use replica::{Shard, ShardGate};
 pub use ring::{Partition, Ring};
+pub use sharded_replica::{ReplicaError, ShardedReplica};
 pub use sharder::{ShardedResource, Sharder, SharderConfig};
 
 /// The label a member's Lease carries, with the controller's name as its value.

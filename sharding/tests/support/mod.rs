@@ -12,12 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
-use clientgo_informer::{EnqueueHandler, SharedIndexInformer, SharedInformerFactory};
+use clientgo_informer::{EnqueueHandler, SharedIndexInformer};
 use clientgo_leaderelection::LeaderElectionConfig;
 use clientgo_rest::{Config, ListParams, PostParams, ResourceClient, RestClient};
 use clientgo_sharding::{
-    Membership, Partition, Shard, ShardGate, ShardedResource, Sharder, SharderConfig,
-    ShardingMetrics,
+    Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig, ShardingMetrics,
 };
 use clientgo_workqueue::{PriorityQueue, WorkerPool};
 use parking_lot::Mutex;
@@ -171,20 +170,7 @@ pub fn election() -> LeaderElectionConfig {
 /// Starts replica `id` of the ConfigMap controller; each reconcile takes `work`.
 pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Replica {
     let client = client(url);
-    let shard = Shard::new(CONTROLLER, id);
-    let factory = SharedInformerFactory::builder(&client)
-        .namespace(NAMESPACE)
-        .tweak_list_options(shard.tweak())
-        .build();
-    let cache = factory.dynamic_informer(&config_maps());
-    let gate = ShardGate::new(shard, &client, &config_maps());
-    let queue = PriorityQueue::<Arc<str>>::new(Arc::new(
-        clientgo_ratelimit::default_controller_rate_limiter(),
-    ));
-    cache
-        .add_event_handler(gate.handler(EnqueueHandler::new(queue.clone())))
-        .unwrap();
-    let mut sharder_config = SharderConfig::new(
+    let mut config = SharderConfig::new(
         CONTROLLER,
         LEASES,
         id,
@@ -193,15 +179,18 @@ pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Rep
             partition: Partition::Object,
         }],
     );
-    sharder_config.watch_namespace = Some(NAMESPACE.into());
-    sharder_config.election = election();
-    let sharder = Sharder::new(&client, sharder_config);
-    let e = election();
-    let membership = Membership::new(&client, LEASES, CONTROLLER, id).timings(
-        e.lease_duration,
-        e.renew_deadline,
-        e.retry_period,
-    );
+    config.watch_namespace = Some(NAMESPACE.into());
+    config.election = election();
+    let sharded = ShardedReplica::new(&client, &client, config).unwrap();
+    let factory = sharded.informer_factory(&client).build();
+    let cache = factory.dynamic_informer(&config_maps());
+    let gate = sharded.gate().clone();
+    let queue = PriorityQueue::<Arc<str>>::new(Arc::new(
+        clientgo_ratelimit::default_controller_rate_limiter(),
+    ));
+    cache
+        .add_event_handler(gate.handler(EnqueueHandler::new(queue.clone())))
+        .unwrap();
     let cancel = CancellationToken::new();
     let replica = Replica {
         id: id.to_owned(),
@@ -209,45 +198,36 @@ pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Rep
         task: Arc::default(),
         gate: gate.clone(),
         cache: cache.clone(),
-        sharder: sharder.metrics().clone(),
+        sharder: sharded.sharder().metrics().clone(),
     };
     let (log, id) = (log.clone(), id.to_owned());
     let task = tokio::spawn(async move {
         factory.start(&cancel);
         let lister = cache.lister();
         let writes = objects(&client);
-        let work_fn = |member: CancellationToken| {
-            let (gate, queue) = (gate.clone(), queue.clone());
+        let reconcile = |key: Arc<str>| {
+            let (gate, lister, writes, log, id) = (
+                gate.clone(),
+                lister.clone(),
+                writes.clone(),
+                log.clone(),
+                id.clone(),
+            );
             async move {
-                let reconcile = |key: Arc<str>| {
-                    let (gate, lister, writes, log, id) = (
-                        gate.clone(),
-                        lister.clone(),
-                        writes.clone(),
-                        log.clone(),
-                        id.clone(),
-                    );
-                    async move {
-                        gate.reconcile(&key, || async {
-                            let _running = log.start(&key, &id);
-                            let name = key.split_once('/').map_or(&*key, |(_, n)| n);
-                            reconcile_one(&lister.namespace(NAMESPACE), &writes, name, work).await
-                        })
-                        .await
-                    }
-                };
-                tokio::join!(
-                    gate.run_acks(member.clone()),
-                    WorkerPool::new(4)
-                        .drain_timeout(Duration::from_secs(5))
-                        .run(&queue, reconcile, member.clone()),
-                );
+                gate.reconcile(&key, || async {
+                    let _running = log.start(&key, &id);
+                    let name = key.split_once('/').map_or(&*key, |(_, n)| n);
+                    reconcile_one(&lister.namespace(NAMESPACE), &writes, name, work).await
+                })
+                .await
             }
         };
-        let (_sharded, _member) = tokio::join!(
-            sharder.run(cancel.clone()),
-            membership.run(cancel.clone(), work_fn)
-        );
+        let workers = |member: CancellationToken| {
+            WorkerPool::new(4)
+                .drain_timeout(Duration::from_secs(5))
+                .run(&queue, reconcile, member)
+        };
+        let _ = sharded.run(cancel.clone(), workers).await;
         factory.shutdown().await;
     });
     *replica.task.lock() = Some(task);

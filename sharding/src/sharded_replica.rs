@@ -1,0 +1,207 @@
+//! One replica of a sharded controller, its sharding roles wired together: the
+//! [`ShardGate`] of its shard, its [`Membership`], and a [`Sharder`] candidate.
+//!
+//! The reference design (timebertt's kubernetes-controller-sharding) wires these in the
+//! controller-runtime manager: a shard Lease, the sharder in the same binary, a label
+//! selector on the manager's cache. Here a program builds a [`ShardedReplica`] from the
+//! sharder's configuration, narrows its informer factory with
+//! [`informer_factory`](ShardedReplica::informer_factory), wraps its primary handler with the
+//! [`gate`](ShardedReplica::gate), and [`run`](ShardedReplica::run)s its workers under the
+//! member Lease:
+//!
+//! ```rust,ignore
+//! let replica = ShardedReplica::new(&client, &election_client, sharder_config)?;
+//! let factory = replica.informer_factory(&client).build();
+//! let informer = factory.dynamic_informer(&primary);
+//! informer.add_event_handler(replica.gate().handler(EnqueueHandler::new(queue.clone())))?;
+//! factory.start(&cancel);
+//! let gate = replica.gate().clone();
+//! replica
+//!     .run(cancel, |member| {
+//!         WorkerPool::new(4).run(&queue, |key| gate.reconcile(&key, || reconcile(key)), member)
+//!     })
+//!     .await?;
+//! ```
+//!
+//! The sample-controller's `--sharded` mode, the sharding tests and the X1 benchmark are built
+//! this way.
+
+use std::future::Future;
+
+use clientgo_informer::SharedInformerFactoryBuilder;
+use clientgo_leaderelection::{ConfigError, Ended};
+use clientgo_rest::RestClient;
+use tokio_util::sync::CancellationToken;
+
+use crate::membership::Membership;
+use crate::replica::{Shard, ShardGate};
+use crate::ring::Partition;
+use crate::sharder::{Sharder, SharderConfig};
+
+/// Why a [`ShardedReplica`] cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplicaError {
+    /// Every resource of the configuration follows a controller: there is no primary resource,
+    /// whose keys the workers reconcile and whose drains the gate acknowledges.
+    #[error("no sharded resource is placed by its own key (Partition::Object)")]
+    NoPrimaryResource,
+}
+
+/// One replica of a sharded controller; see the module docs. Clones share the gate.
+#[derive(Debug, Clone)]
+pub struct ShardedReplica {
+    gate: ShardGate,
+    membership: Membership,
+    sharder: Sharder,
+    watch_namespace: Option<String>,
+}
+
+impl ShardedReplica {
+    /// Replica `config.identity` of `config.controller`:
+    /// * its gate acknowledges drains of the first resource of `config.resources` placed by
+    ///   its own key (the primary one), through `client`;
+    /// * its member Lease, in `config.lease_namespace` with `config.election`'s timings, is
+    ///   read and written through `election_client` (best a client of its own, see
+    ///   [`clientgo_leaderelection::leader_election_client`], so that renewals never wait
+    ///   behind the controller's requests; `client` itself will do in tests);
+    /// * its sharder candidate labels objects through `client`.
+    pub fn new(
+        client: &RestClient,
+        election_client: &RestClient,
+        config: SharderConfig,
+    ) -> Result<Self, ReplicaError> {
+        let primary = config
+            .resources
+            .iter()
+            .find(|r| r.partition == Partition::Object)
+            .ok_or(ReplicaError::NoPrimaryResource)?;
+        let shard = Shard::new(&config.controller, &config.identity);
+        let gate = ShardGate::new(shard, client, &primary.resource);
+        let election = &config.election;
+        let membership = Membership::new(
+            election_client,
+            &config.lease_namespace,
+            &config.controller,
+            &config.identity,
+        )
+        .timings(
+            election.lease_duration,
+            election.renew_deadline,
+            election.retry_period,
+        );
+        Ok(ShardedReplica {
+            gate,
+            membership,
+            watch_namespace: config.watch_namespace.clone(),
+            sharder: Sharder::new(client, config),
+        })
+    }
+
+    /// This replica's shard.
+    pub fn shard(&self) -> &Shard {
+        self.gate.shard()
+    }
+
+    /// The gate the primary resource's handler and the workers go through.
+    pub fn gate(&self) -> &ShardGate {
+        &self.gate
+    }
+
+    /// The sharder candidate (its [`metrics`](Sharder::metrics) are written while this
+    /// replica holds the sharder role).
+    pub fn sharder(&self) -> &Sharder {
+        &self.sharder
+    }
+
+    /// An informer factory builder over `client`, narrowed to this shard's label selector and
+    /// to the configuration's watch namespace, if any.
+    pub fn informer_factory(&self, client: &RestClient) -> SharedInformerFactoryBuilder {
+        let mut builder = clientgo_informer::SharedInformerFactory::builder(client)
+            .tweak_list_options(self.shard().tweak());
+        if let Some(namespace) = &self.watch_namespace {
+            builder = builder.namespace(namespace);
+        }
+        builder
+    }
+
+    /// Runs until `cancel`: campaigns for the sharder role (again after each lost term) and,
+    /// while this replica holds its member Lease, acknowledges drains beside `work(member)`
+    /// (the workers: they stop taking keys when `member` is cancelled, and are dropped with
+    /// everything in flight when the Lease is lost). Returns how the membership ended; after
+    /// [`Ended::Lost`] the replica must start over (a new cache and queue), as a process that
+    /// lost its leader lease exits.
+    pub async fn run<F, Fut>(
+        &self,
+        cancel: CancellationToken,
+        work: F,
+    ) -> Result<Ended, ConfigError>
+    where
+        F: FnOnce(CancellationToken) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        let sharder_cancel = cancel.child_token();
+        let sharder_role = async {
+            loop {
+                match self.sharder.run(sharder_cancel.clone()).await {
+                    Ok(Ended::Lost) => tracing::warn!("lost the sharder role; campaigning again"),
+                    Ok(_) => return Ok(()),
+                    Err(error) => return Err(error),
+                }
+            }
+        };
+        let gate = &self.gate;
+        let member = async {
+            let ended = self
+                .membership
+                .run(cancel.clone(), |member: CancellationToken| async move {
+                    tokio::join!(gate.run_acks(member.clone()), work(member));
+                })
+                .await;
+            sharder_cancel.cancel();
+            ended
+        };
+        let (sharder, ended) = tokio::join!(sharder_role, member);
+        sharder?;
+        ended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ShardedResource;
+    use clientgo_apimachinery::ApiResource;
+    use clientgo_rest::Config;
+
+    fn resource(kind: &str) -> ApiResource {
+        ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            kind: kind.into(),
+            plural: format!("{}s", kind.to_lowercase()),
+            namespaced: true,
+        }
+    }
+
+    #[test]
+    fn the_gate_serves_the_primary_resource_and_a_config_without_one_is_refused() {
+        let client = RestClient::new(&Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap();
+        let dependent = ShardedResource {
+            resource: resource("Pod"),
+            partition: Partition::Controller { kind: "Foo".into() },
+        };
+        let primary = ShardedResource {
+            resource: resource("Foo"),
+            partition: Partition::Object,
+        };
+        let config = SharderConfig::new("c", "leases", "a", vec![dependent.clone()]);
+        assert!(matches!(
+            ShardedReplica::new(&client, &client, config),
+            Err(ReplicaError::NoPrimaryResource)
+        ));
+        let config = SharderConfig::new("c", "leases", "a", vec![dependent, primary]);
+        let replica = ShardedReplica::new(&client, &client, config).unwrap();
+        assert_eq!(replica.shard(), &Shard::new("c", "a"));
+        assert_eq!(replica.membership.replica(), "a");
+    }
+}
