@@ -30,7 +30,8 @@ pub enum PathElement {
 }
 
 impl PathElement {
-    fn encode(&self) -> String {
+    /// The element as a `FieldsV1` key: `f:name`, `k:{...}`, `v:...`, `i:n`.
+    pub fn encode(&self) -> String {
         match self {
             PathElement::Field(name) => format!("f:{name}"),
             PathElement::Index(i) => format!("i:{i}"),

@@ -77,21 +77,7 @@ impl Entry {
     }
 
     fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        if !self.manager.is_empty() {
-            m.insert("manager".into(), json!(self.manager));
-        }
-        m.insert("operation".into(), json!(self.operation.as_str()));
-        m.insert("apiVersion".into(), json!(self.api_version));
-        if let Some(t) = &self.time {
-            m.insert("time".into(), json!(t));
-        }
-        m.insert("fieldsType".into(), json!("FieldsV1"));
-        m.insert("fieldsV1".into(), self.fields.to_fields_v1());
-        if !self.subresource.is_empty() {
-            m.insert("subresource".into(), json!(self.subresource));
-        }
-        Value::Object(m)
+        entry_json(self, self.fields.to_fields_v1())
     }
 
     fn from_json(v: &Value) -> Option<Entry> {
@@ -114,6 +100,25 @@ impl Entry {
             fields,
         })
     }
+}
+
+/// The JSON of `entry` with `fields_v1` as its fields (its own `fields` are not read).
+pub fn entry_json(entry: &Entry, fields_v1: Value) -> Value {
+    let mut m = Map::new();
+    if !entry.manager.is_empty() {
+        m.insert("manager".into(), json!(entry.manager));
+    }
+    m.insert("operation".into(), json!(entry.operation.as_str()));
+    m.insert("apiVersion".into(), json!(entry.api_version));
+    if let Some(t) = &entry.time {
+        m.insert("time".into(), json!(t));
+    }
+    m.insert("fieldsType".into(), json!("FieldsV1"));
+    m.insert("fieldsV1".into(), fields_v1);
+    if !entry.subresource.is_empty() {
+        m.insert("subresource".into(), json!(entry.subresource));
+    }
+    Value::Object(m)
 }
 
 /// The entries of one object.

@@ -18,6 +18,7 @@
 //! managedFields.
 
 pub mod conflicts;
+pub mod created;
 pub mod fieldset;
 pub mod managers;
 pub mod schema;
@@ -123,6 +124,10 @@ pub fn record_update(
 ) {
     let builtin = info.strategic_merge;
     let empty = Map::new();
+    if old.is_none() && !writer.status && managers::decode(new).is_some_and(|m| m.is_empty()) {
+        record_create(info, new, writer);
+        return;
+    }
     let old_map = old.unwrap_or(&empty);
     let mut managed: Managed = match managers::decode(new) {
         Some(m) if !m.is_empty() && !writer.status => m,
@@ -156,6 +161,36 @@ pub fn record_update(
         }
     }
     managers::encode(new, managed);
+}
+
+/// [`record_update`] of a create whose body carries no entries: the one entry of the
+/// creator, its fields written in one walk ([`created::fields_v1`]).
+fn record_create(info: &ResourceInfo, new: &mut Map<String, Value>, writer: &Writer) {
+    let builtin = info.strategic_merge;
+    if builtin {
+        walk::drop_empty_maps(new);
+    }
+    let ignore = ignored(info, false, &Map::new(), new);
+    let fields = created::fields_v1(
+        builtin,
+        new,
+        &zero_value(info),
+        managers::stripped(),
+        &ignore,
+    );
+    let Some(Value::Object(meta)) = new.get_mut("metadata") else {
+        return;
+    };
+    if fields.is_empty() {
+        meta.remove("managedFields");
+        return;
+    }
+    let entry = Entry {
+        time: Some(now()),
+        ..writer.entry(info, Operation::Update)
+    };
+    let entry = managers::entry_json(&entry, Value::Object(fields));
+    meta.insert("managedFields".into(), Value::Array(vec![entry]));
 }
 
 /// Records an `Apply` of `config` by `writer`: `merged` is `live` (`None`: a create) with

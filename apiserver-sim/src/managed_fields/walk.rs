@@ -47,7 +47,7 @@ struct Walker<'a> {
     path: Path,
 }
 
-fn present(builtin: bool, shape: Shape, v: Option<&Value>) -> Option<&Value> {
+pub(super) fn present(builtin: bool, shape: Shape, v: Option<&Value>) -> Option<&Value> {
     match v {
         None | Some(Value::Null) => None,
         Some(Value::Object(m)) if builtin && shape == Shape::Map && m.is_empty() => None,
@@ -56,7 +56,7 @@ fn present(builtin: bool, shape: Shape, v: Option<&Value>) -> Option<&Value> {
 }
 
 /// What a value of `shape` is, given the JSON it holds.
-fn effective(shape: Shape, v: &Value) -> Shape {
+pub(super) fn effective(shape: Shape, v: &Value) -> Shape {
     match (shape, v) {
         (Shape::Struct | Shape::Map, Value::Object(_)) => shape,
         (Shape::Keyed(_) | Shape::Set, Value::Array(_)) => shape,
@@ -88,7 +88,7 @@ fn item_element(shape: Shape, item: &Value) -> Option<PathElement> {
     }
 }
 
-fn items(shape: Shape, v: Option<&Value>) -> Option<Vec<(PathElement, &Value)>> {
+pub(super) fn items(shape: Shape, v: Option<&Value>) -> Option<Vec<(PathElement, &Value)>> {
     let Some(Value::Array(list)) = v else {
         return Some(Vec::new());
     };

@@ -180,9 +180,15 @@ pub fn create_as(
                 &info.selectable_fields,
             ));
         }
+        // Only a generated name may be tried again: a named object is moved, not copied.
+        let value = if name.is_empty() {
+            obj.clone()
+        } else {
+            std::mem::take(&mut obj)
+        };
         match state.store.create(
             &info.keyspace(),
-            Value::Object(obj.clone()),
+            Value::Object(value),
             &info.selectable_fields,
         ) {
             Ok(stored) => {

@@ -415,7 +415,10 @@ async fn bodies_are_decoded_and_refused_as_kube_apiserver_does() {
         "data",
     )
     .await;
-    assert_eq!((r.status.as_u16(), r.body["message"].as_str()), (415, Some(types)));
+    assert_eq!(
+        (r.status.as_u16(), r.body["message"].as_str()),
+        (415, Some(types))
+    );
     let r = raw(
         &c,
         http::Method::DELETE,
@@ -424,7 +427,10 @@ async fn bodies_are_decoded_and_refused_as_kube_apiserver_does() {
         "data",
     )
     .await;
-    assert_eq!((r.status.as_u16(), r.body["message"].as_str()), (415, Some(types)));
+    assert_eq!(
+        (r.status.as_u16(), r.body["message"].as_str()),
+        (415, Some(types))
+    );
     let r = raw(
         &c,
         http::Method::DELETE,

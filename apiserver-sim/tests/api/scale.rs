@@ -20,6 +20,7 @@ async fn many_objects_and_many_watches() {
     let watches_n = knob("SIM_SCALE_WATCHES", 300);
     let (sim, c) = start(SimConfig::default()).await;
     let mut json_bytes = 0;
+    let started = std::time::Instant::now();
     for i in 0..objects {
         let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": format!("cm-{i:06}"), "labels": {"app": "scale", "shard": (i % 10).to_string()}},
@@ -29,11 +30,13 @@ async fn many_objects_and_many_watches() {
             .expect("create");
         json_bytes += serde_json::to_vec(&created).expect("json").len();
     }
+    let creates = started.elapsed();
     let (count, heap) = sim.store_stats();
     assert_eq!(count, objects + 4, "objects plus the 4 namespaces");
     let ratio = heap as f64 / json_bytes as f64;
     eprintln!(
-        "{objects} objects: {heap} bytes stored for {json_bytes} bytes of JSON ({ratio:.3}x)"
+        "{objects} objects: {heap} bytes stored for {json_bytes} bytes of JSON ({ratio:.3}x), created in {:.2} s",
+        creates.as_secs_f64()
     );
     assert!(ratio < 1.3, "memory per object {ratio:.2}x its JSON size");
 
