@@ -30,15 +30,18 @@ use crate::time::Time;
 
 /// Spans per owner reference: apiVersion, kind, name, uid, and the two flags.
 pub(crate) const OWNER_SPANS: usize = 5;
-/// Spans before the labels: name, generateName, namespace, uid, resourceVersion.
+/// Spans kept in the struct: name, generateName, namespace, uid, resourceVersion.
 const FIXED_SPANS: usize = 5;
 
 /// Object metadata with its strings packed. See the module documentation.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct CompactMeta {
     text: Box<str>,
-    /// `FIXED_SPANS`, then `labels` key/value pairs, `annotations` pairs (both sorted by
-    /// key), then `OWNER_SPANS` per owner reference.
+    /// name, generateName, namespace, uid, resourceVersion: kept in the struct, so that a
+    /// store comparing keys reads the object and its text, not a third allocation.
+    fixed: [Span; FIXED_SPANS],
+    /// `labels` key/value pairs, `annotations` pairs (both sorted by key), then
+    /// `OWNER_SPANS` per owner reference.
     spans: Box<[Span]>,
     labels: u32,
     annotations: u32,
@@ -52,12 +55,11 @@ pub struct CompactMeta {
 
 impl CompactMeta {
     fn fixed(&self, i: usize) -> &str {
-        self.spans.get(i).map_or("", |s| s.of(&self.text))
+        self.fixed[i].of(&self.text)
     }
 
     fn labels_range(&self) -> std::ops::Range<usize> {
-        let start = FIXED_SPANS.min(self.spans.len());
-        start..(start + 2 * self.labels as usize).min(self.spans.len())
+        0..(2 * self.labels as usize).min(self.spans.len())
     }
 
     fn annotations_range(&self) -> std::ops::Range<usize> {
@@ -344,9 +346,8 @@ impl RawMeta<'_> {
                 .sum::<usize>();
         u32::try_from(total).map_err(|_| TooLarge)?;
         let mut text = String::with_capacity(total);
-        let mut spans = Vec::with_capacity(
-            FIXED_SPANS + 2 * (labels.len() + annotations.len()) + OWNER_SPANS * owners.len(),
-        );
+        let mut spans =
+            Vec::with_capacity(2 * (labels.len() + annotations.len()) + OWNER_SPANS * owners.len());
         let push = |text: &mut String, s: &str| {
             let span = Span {
                 start: text.len() as u32,
@@ -355,9 +356,7 @@ impl RawMeta<'_> {
             text.push_str(s);
             span
         };
-        for s in fixed {
-            spans.push(push(&mut text, s.as_ref().map_or("", |s| s.0.as_ref())));
-        }
+        let fixed = fixed.map(|s| push(&mut text, s.as_ref().map_or("", |s| s.0.as_ref())));
         for (k, v) in labels.iter().chain(&annotations) {
             spans.push(push(&mut text, &k.0));
             spans.push(push(&mut text, &v.0));
@@ -375,6 +374,7 @@ impl RawMeta<'_> {
         let (n_labels, n_annotations) = (labels.len() as u32, annotations.len() as u32);
         Ok(CompactMeta {
             text: text.into_boxed_str(),
+            fixed,
             spans: spans.into_boxed_slice(),
             labels: n_labels,
             annotations: n_annotations,
