@@ -1,7 +1,7 @@
 //! `--sharded`: the Foo controller as one of N shards, each replica reconciling the Foos the
 //! sharder assigned it (see the `clientgo-sharding` crate), instead of one leader doing all.
 //!
-//! The wiring of [`app`](crate::app), with three differences:
+//! The wiring of [`app`], with three differences:
 //! * The informer factory's list options carry the shard's label selector, so this
 //!   replica's caches hold only its Foos and their Deployments (the sharder labels a
 //!   Deployment with its Foo's shard).

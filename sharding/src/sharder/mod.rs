@@ -11,7 +11,7 @@
 //! server, so a new sharder continues a rebalance its predecessor left half done.
 //!
 //! Where it differs from the reference, and why:
-//! * Rendezvous hashing ([`Ring`](crate::Ring)) instead of a ring of virtual nodes: a join or
+//! * Rendezvous hashing ([`Ring`]) instead of a ring of virtual nodes: a join or
 //!   leave moves about 1/N of the objects, with an even spread at any N.
 //! * New objects are assigned without a webhook (the API server stays the only moving part):
 //!   the metadata informer's watch event puts an unassigned object's key at the head of the
