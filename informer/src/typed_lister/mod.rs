@@ -41,15 +41,16 @@
 //!
 //! ## Why this form (measured, benches/README.md, "Typed caches")
 //!
-//! On S1's 100,000 Pods (2.9 KB of JSON each, with `managedFields`), resident bytes per Pod,
-//! and a reconcile's typed `get` of a hot Pod, one run at a time on our 2-core machine:
+//! On S1's 100,000 Pods (2.9 KB of JSON each, with `managedFields`): resident bytes per Pod,
+//! a reconcile's typed `get` of a hot Pod (wall and CPU time) and a typed list of all, on our
+//! 2-core machine under a load average of 4.6 to 6.4 (bench-report, medians of 3):
 //!
-//! | option | bytes per Pod | hot `get` | typed `list` of 100,000 |
+//! | option | bytes per Pod | hot `get` | list of 100,000 |
 //! |---|---|---|---|
-//! | k8s-openapi's `Pod` in the store (client-go's and kube-rs's form; S1openapi) | 26,552 | a lookup and a pointer read | 32 ms |
+//! | k8s-openapi's `Pod` in the store (client-go's and kube-rs's form; S1openapi) | 26,559 | 280 ns, 237 ns CPU | 24 ms |
 //! | the same, `managedFields` stripped by a transform | about 5,400 less | as above | as above |
-//! | a "lean typed" form (`managedFields` raw, strings and maps sized to their content) | not built: generated code per kind | | |
-//! | `Compact<Pod>` read through this lister, 1,024 views kept (S1typed) | 3,381 | below S1openapi's | lazy: 4 ms; typed: seconds |
+//! | a "lean typed" form (`managedFields` raw, strings and maps sized to their content) | not built: code generated per kind | | |
+//! | `Compact<Pod>` read through this lister, 1,024 views kept (S1typed) | 3,385 | 373 ns, 348 ns CPU, no decode | `list_lazy` 4.6 ms; `list` 4.5 s |
 //!
 //! client-go's typed Pod costs 8,432 bytes. Most of a typed Pod is its spec and status as a
 //! tree of `Option`s, strings, vectors and maps, so stripping `managedFields` is far from
@@ -58,7 +59,10 @@
 //! comes from the lean store and the bounded view cache.
 //!
 //! The price is the cold read: a Pod not read before is decoded on its first `get` (about
-//! 17 µs on an idle core), and a typed `list` of every object decodes those not kept.
+//! 17 µs on an idle core, 42 µs in the loaded run above), and a typed `list` of every object
+//! decodes those not kept. The hot `get` is the store's lookup (most of its time, in a
+//! profile) plus the view cache's read lock and `Arc` counts: about 110 ns of CPU over the
+//! typed store's `get`.
 //!
 //! ## Objects that do not decode as `K`
 //!
