@@ -7,7 +7,7 @@
 //! sample-controller [--kubeconfig PATH] [--context NAME] [--namespace NS] [--workers N]
 //!                   [--priority-queue]
 //!                   [--leader-elect --lease-namespace NS --lease-name NAME --identity ID]
-//!                   [--sharded --lease-namespace NS --identity ID]
+//!                   [--sharded --lease-namespace NS --identity ID [--sharder-qps 50]]
 //!                   [--metrics-addr 0.0.0.0:8080] [--health-addr 0.0.0.0:8081]
 //! ```
 //!
@@ -78,6 +78,10 @@ struct Args {
     /// --lease-namespace; give each replica its pod name as --identity).
     #[arg(long, conflicts_with = "leader_elect")]
     sharded: bool,
+    /// With --sharded: the sharder's own requests per second (burst twice that), apart from
+    /// the reconciles' throttle.
+    #[arg(long, value_name = "QPS", default_value_t = sharded::DEFAULT_SHARDER_QPS)]
+    sharder_qps: f32,
     /// Serve Prometheus metrics (work queue, REST client, reconciles) on ADDR at /metrics.
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<std::net::SocketAddr>,
@@ -233,6 +237,7 @@ async fn run(args: Args, recorder: Option<Recorder>) -> Result<(), String> {
         let sharding = sharded::Sharding {
             identity,
             lease_namespace: args.lease_namespace.clone(),
+            sharder_qps: args.sharder_qps,
         };
         let replica = sharded::build(&config, client, options, sharding, metrics)
             .map_err(|e| e.to_string())?;

@@ -48,6 +48,7 @@ async fn launch(cluster: &Cluster, id: &str) -> Launched {
     let sharding = Sharding {
         identity: id.to_owned(),
         lease_namespace: "kube-system".into(),
+        sharder_qps: sharded::DEFAULT_SHARDER_QPS,
     };
     let replica =
         sharded::build(&config, client, options(), sharding, Some(&mut registry)).unwrap();
