@@ -33,8 +33,11 @@
 //!
 //! ## Invariants, kept under the lock
 //!
-//! 1. Every item pushed in line while a getter is parked wakes one getter; a woken getter that
-//!    goes away without taking an item passes the wake-up on (see [`Get`]'s `Drop`).
+//! 1. While items wait in line and a getter is parked, one getter has been woken and is on its
+//!    way: an item pushed in line wakes one getter unless a woken one has not come back yet; a
+//!    woken getter that takes an item and leaves items behind wakes the next; one that goes
+//!    away without taking an item passes the wake-up on (see [`Get`]'s `Drop`); one that finds
+//!    nothing parks again (see `waiters.rs`).
 //! 2. Drain waiters are woken whenever no item is being processed any more, or the drain is
 //!    cancelled.
 //! 3. `closed` is set in the same critical section that sets `shutting_down`, and never
@@ -506,6 +509,17 @@ impl<'q, T: QueueItem> Future for Get<'q, T> {
             if journey::enabled() {
                 // Under the lock, so that it comes before any later add of the item.
                 journey::get(&queue.shared.name, &item, hash, state.waiting_len());
+            }
+            // Items remain: the next parked getter is woken (unless a wake-up is already on
+            // its way), so that the wake-ups chain while there is work.
+            let next = if state.line.is_empty() {
+                None
+            } else {
+                state.getters.pop()
+            };
+            drop(state);
+            if let Some(next) = next {
+                next.wake();
             }
             return Poll::Ready(Some(Processing {
                 queue,

@@ -7,6 +7,16 @@
 //! A waiter is identified by a number handed out on first registration. Waking one removes it
 //! from the list; the woken future knows it was woken because its number is gone. That lets a
 //! future that is dropped after being woken pass the wake-up on instead of losing it.
+//!
+//! **One wake-up in flight.** client-go signals its condition variable on every add; Go's
+//! scheduler makes that cheap. Here a wake-up costs a task wake and, when the runtime's
+//! threads are asleep, a system call to wake one: on an idle machine, with workers that keep up,
+//! that was most of the cost of an add. So [`pop`](Waiters::pop) wakes a waiter only when no
+//! waiter woken before is still on its way; the woken one, once it has taken an item, wakes
+//! the next if items remain (see `Get::poll`), so the wake-ups chain as long as there is work
+//! and every idle worker is reached, one after another. `woken` counts the waiters taken off
+//! the list (by `pop` or `drain`) that have not come back yet; a waiter comes back exactly
+//! once, when it finds its number gone (in `remove` or `register`).
 
 use std::collections::VecDeque;
 use std::task::Waker;
@@ -16,18 +26,27 @@ use std::task::Waker;
 pub(crate) struct Waiters {
     next_id: u64,
     list: VecDeque<(u64, Waker)>,
+    /// Waiters woken (taken off `list`) that have not come back yet.
+    woken: usize,
 }
 
 impl Waiters {
     /// Parks the waiter `id` (allocating a number on first use), or refreshes its waker.
     pub(crate) fn register(&mut self, id: &mut Option<u64>, waker: &Waker) {
+        let known = id.is_some();
         let id = *id.get_or_insert_with(|| {
             self.next_id += 1;
             self.next_id
         });
         match self.list.iter_mut().find(|(parked, _)| *parked == id) {
             Some((_, parked)) => parked.clone_from(waker),
-            None => self.list.push_back((id, waker.clone())),
+            None => {
+                if known {
+                    // Woken, and back without having taken anything: parks again.
+                    self.came_back();
+                }
+                self.list.push_back((id, waker.clone()));
+            }
         }
     }
 
@@ -38,17 +57,33 @@ impl Waiters {
                 self.list.remove(index);
                 true
             }
-            None => false,
+            None => {
+                self.came_back();
+                false
+            }
         }
     }
 
-    /// Unparks the longest-waiting waiter and returns its waker, to be woken after unlocking.
+    fn came_back(&mut self) {
+        debug_assert!(self.woken > 0, "a waiter came back that was not woken");
+        self.woken = self.woken.saturating_sub(1);
+    }
+
+    /// Unparks the longest-waiting waiter and returns its waker, to be woken after unlocking;
+    /// `None` when none is parked, or when one woken earlier has not come back yet (it will
+    /// pass the wake-up on; see the module docs).
     pub(crate) fn pop(&mut self) -> Option<Waker> {
-        self.list.pop_front().map(|(_, waker)| waker)
+        if self.woken > 0 {
+            return None;
+        }
+        let (_, waker) = self.list.pop_front()?;
+        self.woken += 1;
+        Some(waker)
     }
 
     /// Unparks every waiter.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = Waker> + '_ {
+        self.woken += self.list.len();
         self.list.drain(..).map(|(_, waker)| waker)
     }
 }
@@ -66,8 +101,26 @@ mod tests {
         waiters.register(&mut a, Waker::noop());
         assert_eq!(waiters.list.len(), 2, "re-registering does not park twice");
         assert!(waiters.pop().is_some());
+        assert!(waiters.pop().is_none(), "one wake-up in flight at a time");
         assert!(!waiters.remove(a.unwrap()), "a was woken first");
+        assert!(waiters.pop().is_some(), "a came back: b can be woken");
+        waiters.register(&mut b, Waker::noop());
+        assert_eq!(waiters.list.len(), 1, "b came back and parked again");
         assert!(waiters.remove(b.unwrap()));
         assert!(waiters.list.is_empty());
+        assert_eq!(waiters.woken, 0);
+    }
+
+    #[test]
+    fn every_drained_waiter_is_counted_back() {
+        let mut waiters = Waiters::default();
+        let (mut a, mut b) = (None, None);
+        waiters.register(&mut a, Waker::noop());
+        waiters.register(&mut b, Waker::noop());
+        assert_eq!(waiters.drain().count(), 2);
+        assert!(waiters.pop().is_none());
+        assert!(!waiters.remove(a.unwrap()));
+        assert!(!waiters.remove(b.unwrap()));
+        assert_eq!(waiters.woken, 0);
     }
 }

@@ -86,6 +86,37 @@ fn parked_getter_is_woken_by_add() {
     });
 }
 
+/// Two parked getters, two items added back to back: the add wakes one getter only (one
+/// wake-up in flight), and that getter, taking the first item, wakes the other for the
+/// second. Each worker takes one item and stops, so a broken chain leaves the second item
+/// and its getter waiting for ever, with no shut down to rescue them.
+#[test]
+fn back_to_back_adds_reach_both_parked_getters() {
+    model(|| {
+        let queue: Queue<u8> = Queue::new();
+        let got = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (queue, got) = (queue.clone(), got.clone());
+                thread::spawn(move || {
+                    let held = queue.get_blocking().expect("an item before the shut down");
+                    held.done();
+                    got.fetch_add(1, SeqCst);
+                })
+            })
+            .collect();
+        queue.add(1);
+        queue.add(2);
+        while got.load(SeqCst) < 2 {
+            thread::yield_now();
+        }
+        queue.shut_down();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+    });
+}
+
 /// `shut_down_with_drain` returns only once the held item is done.
 #[test]
 fn drain_waits_for_the_held_item() {
