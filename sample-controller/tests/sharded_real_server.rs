@@ -154,6 +154,22 @@ async fn three_sharded_binaries_share_the_foos_and_hand_over_on_sigterm() {
         (assigned == FOOS as f64).then_some(())
     })
     .await;
+    // Assignment latency, real time: from the sharder seeing a Foo without a shard to its
+    // label written (the histogram of whichever replica holds the sharder role).
+    let seen = total(
+        replicas.values(),
+        "sharding_assignment_latency_seconds_count",
+    )
+    .await
+    .unwrap_or(0.0);
+    let spent = total(replicas.values(), "sharding_assignment_latency_seconds_sum")
+        .await
+        .unwrap_or(0.0);
+    assert!(seen > 0.0, "no assignment latency observed on /metrics");
+    println!(
+        "assignment latency on kube-apiserver: {:.1} ms on average over {seen} Foos",
+        1000.0 * spent / seen
+    );
 
     // shard-1 stops cleanly: it drains, releases its Lease and exits 0; the sharder moves
     // its Foos at once.
