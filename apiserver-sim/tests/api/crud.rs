@@ -407,46 +407,23 @@ async fn bodies_are_decoded_and_refused_as_kube_apiserver_does() {
     assert_eq!(r.status, 201, "{}", r.body);
     assert_eq!(r.body["data"], json!({"a": "b"}));
     let types = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf";
-    let r = raw(
-        &c,
-        http::Method::PUT,
-        &format!("{CMS}/y"),
-        "text/plain",
-        "data",
-    )
-    .await;
-    assert_eq!(
-        (r.status.as_u16(), r.body["message"].as_str()),
-        (415, Some(types))
-    );
-    let r = raw(
-        &c,
-        http::Method::DELETE,
-        &format!("{CMS}/y"),
-        "text/plain",
-        "data",
-    )
-    .await;
-    assert_eq!(
-        (r.status.as_u16(), r.body["message"].as_str()),
-        (415, Some(types))
-    );
-    let r = raw(
-        &c,
-        http::Method::DELETE,
-        &format!("{CMS}/y"),
-        "application/json",
-        "{x",
-    )
-    .await;
-    assert_eq!(
-        (r.status.as_u16(), r.body["message"].as_str()),
+    let bad_json = "couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of object key string";
+    for (method, content_type, body, answer) in [
+        (http::Method::PUT, "text/plain", "data", (415, types)),
+        (http::Method::DELETE, "text/plain", "data", (415, types)),
         (
-            400,
-            Some(
-                "couldn't get version/kind; json parse error: invalid character 'x' looking for beginning of object key string"
-            )
-        )
-    );
+            http::Method::DELETE,
+            "application/json",
+            "{x",
+            (400, bad_json),
+        ),
+    ] {
+        let r = raw(&c, method.clone(), &format!("{CMS}/y"), content_type, body).await;
+        assert_eq!(
+            (r.status.as_u16(), r.body["message"].as_str()),
+            (answer.0, Some(answer.1)),
+            "{method} with {content_type}"
+        );
+    }
     assert_eq!(c.get(&format!("{CMS}/y")).await.status, 200, "still there");
 }
