@@ -9,18 +9,35 @@
 //! [`gate`](ShardedReplica::gate), and [`run`](ShardedReplica::run)s its workers under the
 //! member Lease:
 //!
-//! ```rust,ignore
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use clientgo_apimachinery::ApiResource;
+//! # use clientgo_informer::EnqueueHandler;
+//! # use clientgo_rest::RestClient;
+//! # use clientgo_sharding::{ShardedReplica, SharderConfig};
+//! # use clientgo_workqueue::{Queue, WorkerPool};
+//! # use tokio_util::sync::CancellationToken;
+//! # async fn reconcile(key: Arc<str>) -> Result<(), std::convert::Infallible> { Ok(()) }
+//! # async fn example(
+//! #     client: RestClient,
+//! #     election_client: RestClient,
+//! #     sharder_config: SharderConfig,
+//! #     primary: ApiResource,
+//! #     cancel: CancellationToken,
+//! # ) -> Result<(), Box<dyn std::error::Error>> {
+//! let queue = Queue::<Arc<str>>::new();
 //! let replica = ShardedReplica::new(&client, &election_client, sharder_config)?;
 //! let factory = replica.informer_factory(&client).build();
 //! let informer = factory.dynamic_informer(&primary);
 //! informer.add_event_handler(replica.gate().handler(EnqueueHandler::new(queue.clone())))?;
 //! factory.start(&cancel);
-//! let gate = replica.gate().clone();
+//! let gate = replica.gate();
+//! let work = |key: Arc<str>| async move { gate.reconcile(&key.clone(), || reconcile(key)).await };
 //! replica
-//!     .run(cancel, |member| {
-//!         WorkerPool::new(4).run(&queue, |key| gate.reconcile(&key, || reconcile(key)), member)
-//!     })
+//!     .run(cancel, |member| WorkerPool::new(4).run(&queue, work, member))
 //!     .await?;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! The sample-controller's `--sharded` mode, the sharding tests and the X1 benchmark are built
