@@ -12,20 +12,16 @@ use clientgo_rest::{PostParams, ResourceClient, RestClient};
 use clientgo_sample_controller::app::{self, Options};
 use clientgo_sample_controller::foo::Foo;
 use clientgo_sample_controller::serve::{Endpoints, serve};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::layer::SubscriberExt;
 
-/// A plain HTTP/1.1 GET: the status code, the head and the body.
+mod support;
+
+/// A GET that must be answered: the status code, the head and the body.
 async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String, String) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    let status = response[9..12].parse().unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    support::http_get_with_head(addr, path)
+        .await
+        .unwrap_or_else(|| panic!("GET {path}: no answer"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -219,6 +219,16 @@ pub fn metric(registry: &Registry, sample: &str) -> Option<f64> {
 /// A plain HTTP/1.1 GET of `path` from the server at `addr`: the status code and the body;
 /// `None` if the connection or the answer failed.
 pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, String)> {
+    http_get_with_head(addr, path)
+        .await
+        .map(|(status, _, body)| (status, body))
+}
+
+/// [`http_get`] with the response's head (status line and headers, lowercased) beside them.
+pub async fn http_get_with_head(
+    addr: std::net::SocketAddr,
+    path: &str,
+) -> Option<(u16, String, String)> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.ok()?;
     let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
@@ -226,11 +236,8 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, St
     let mut response = String::new();
     stream.read_to_string(&mut response).await.ok()?;
     let status = response.get(9..12)?.parse().ok()?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_owned();
-    Some((status, body))
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    Some((status, head.to_ascii_lowercase(), body.to_owned()))
 }
 
 /// The value of `sample` (a metric name with its labels) in a text exposition.
