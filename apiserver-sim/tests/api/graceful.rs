@@ -83,12 +83,7 @@ async fn a_bound_pod_stays_for_its_grace_period() {
 async fn a_crd_delete_answers_the_crd_with_its_cleanup_finalizer() {
     let (_sim, c) = sim().await;
     let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"plural": "gadgets", "kind": "Gadget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+    let crd = gadgets_crd();
     assert_eq!(c.post(crds, crd).await.status, 201);
     let gadgets = "/apis/example.com/v1/namespaces/default/gadgets";
     let g = json!({"apiVersion": "example.com/v1", "kind": "Gadget",

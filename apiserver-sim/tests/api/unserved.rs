@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use crate::support::{Resp, assert_status, eventually, sim};
+use crate::support::{Resp, assert_status, eventually, gadgets_crd, sim};
 
 /// Go's `http.NotFound` answer.
 pub fn assert_page_not_found(r: &Resp) {
@@ -58,12 +58,7 @@ async fn custom_resources_are_unserved_before_their_crd_and_after_it() {
     let (_sim, c) = sim().await;
     let gadgets = "/apis/example.com/v1/namespaces/default/gadgets";
     assert_page_not_found(&c.get(gadgets).await);
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"plural": "gadgets", "kind": "Gadget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+    let crd = gadgets_crd();
     let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
     assert_eq!(c.post(crds, crd).await.status, 201);
     assert_eq!(c.get(gadgets).await.status, 200);

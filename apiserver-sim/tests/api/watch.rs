@@ -367,12 +367,7 @@ async fn removing_the_last_finalizer_is_one_deleted_event_of_the_last_stored_sta
 async fn a_custom_resource_watch_from_before_its_crd_is_too_old() {
     let (_sim, c) = sim().await;
     let before = rv(&c.get(CMS).await.body);
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"plural": "gadgets", "kind": "Gadget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+    let crd = gadgets_crd();
     let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
     assert_eq!(c.post(crds, crd).await.status, 201);
     let established = rv(&c.get(&format!("{crds}/gadgets.example.com")).await.body);
