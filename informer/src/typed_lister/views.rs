@@ -28,6 +28,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clientgo_apimachinery::{Compact, Object};
 use hashbrown::HashTable;
 
+/// The hash `by_object` files a lean object under: its address.
+fn address_hash<K>(hasher: &foldhash::fast::RandomState, lean: &Arc<Compact<K>>) -> u64 {
+    hasher.hash_one(Arc::as_ptr(lean) as usize)
+}
+
 /// One cached view.
 struct Slot<K> {
     /// The object the view was decoded from, held so that its address stays its own.
@@ -64,7 +69,7 @@ impl<K> Views<K> {
     }
 
     fn address_hash(&self, lean: &Arc<Compact<K>>) -> u64 {
-        self.hasher.hash_one(Arc::as_ptr(lean) as usize)
+        address_hash(&self.hasher, lean)
     }
 
     fn find(&self, lean: &Arc<Compact<K>>) -> Option<usize> {
@@ -167,7 +172,7 @@ impl<K> Views<K> {
     fn link_object(&mut self, i: usize, hash: u64) {
         let (slots, hasher) = (&self.slots, &self.hasher);
         self.by_object.insert_unique(hash, i as u32, |&j| {
-            hasher.hash_one(Arc::as_ptr(&slots[j as usize].lean) as usize)
+            address_hash(hasher, &slots[j as usize].lean)
         });
     }
 
