@@ -142,17 +142,29 @@ fn no_merge_key(item: &Map<String, Value>, key: &str) -> PatchError {
     ))
 }
 
-/// The Go type of a decoded JSON value, as `sliceElementType` compares them (integers are
-/// `int64`, other numbers `float64`).
-fn go_type(v: &Value) -> u8 {
+/// The Go type of a decoded JSON value, as `sliceElementType` compares them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GoType {
+    Nil,
+    Bool,
+    /// A number with a fraction or an exponent.
+    Float64,
+    /// A whole number.
+    Int64,
+    String,
+    Slice,
+    Map,
+}
+
+fn go_type(v: &Value) -> GoType {
     match v {
-        Value::Null => 0,
-        Value::Bool(_) => 1,
-        Value::Number(n) if n.is_f64() => 2,
-        Value::Number(_) => 3,
-        Value::String(_) => 4,
-        Value::Array(_) => 5,
-        Value::Object(_) => 6,
+        Value::Null => GoType::Nil,
+        Value::Bool(_) => GoType::Bool,
+        Value::Number(n) if n.is_f64() => GoType::Float64,
+        Value::Number(_) => GoType::Int64,
+        Value::String(_) => GoType::String,
+        Value::Array(_) => GoType::Slice,
+        Value::Object(_) => GoType::Map,
     }
 }
 
@@ -170,7 +182,7 @@ fn check_existing_list(
     }
     let mut types = items.iter().chain(patch).map(go_type);
     let first = types.next();
-    if first == Some(5) {
+    if first == Some(GoType::Slice) {
         return Err(PatchError::Failed(
             "lists of lists are not supported".into(),
         ));
@@ -370,5 +382,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p["metadata"]["ownerReferences"], json!([{"name": "x"}]));
+        // Lists of lists are refused before any merge.
+        let mut p = json!({"spec": {"args": [["a"]]}});
+        assert!(matches!(
+            apply(&mut p, &json!({"spec": {"args": [["b"]]}})),
+            Err(PatchError::Failed(m)) if m == "lists of lists are not supported"
+        ));
     }
 }
