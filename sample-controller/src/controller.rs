@@ -355,7 +355,8 @@ impl Controller {
         let deployment_name = &foo.spec.deployment_name;
         let deployments = ResourceClient::<Deployment>::namespaced(&self.client, namespace);
         let cached = self.deployments.namespace(namespace).get(deployment_name);
-        let behind = match cached {
+        let existing = match cached {
+            Some(cached) => Some(cached),
             // A Foo reconciled before whose Deployment the cache lacks: the Deployment was
             // deleted, or the cache has not caught up with it (with --sharded, a Foo moved to
             // this shard can arrive before its Deployment, on a watch of its own). The server
@@ -368,9 +369,9 @@ impl Controller {
                     Err(error) => return Err(error.into()),
                 }
             }
-            _ => None,
+            None => None,
         };
-        let deployment = match cached.or(behind) {
+        let deployment = match existing {
             Some(existing) => existing,
             None => {
                 let mut deployment = new_deployment(&foo);
