@@ -15,14 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_informer::{
-    InformerMetrics, SharedIndexInformer, SharedInformerFactory, SharedInformerOptions,
+    InformerMetrics, SharedIndexInformer, SharedInformerFactory, SharedInformerFactoryBuilder,
+    SharedInformerOptions,
 };
 use clientgo_leaderelection::{
     Ended, LeaderElectionConfig, LeaderElector, LeaseLock, leader_election_client,
 };
 use clientgo_record::{EventBroadcaster, EventSource, RestEventSink};
 use clientgo_rest::{Config, RestClient};
-use clientgo_sharding::Shard;
 use clientgo_workqueue::{PrometheusMetricsProvider, QueueConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::registry::Registry;
@@ -140,28 +140,28 @@ pub fn build(
     options: Options,
     registry: Option<&mut Registry>,
 ) -> Result<App, String> {
-    build_with(client, options, None, registry)
+    let mut factory = SharedInformerFactory::builder(&client);
+    if let Some(namespace) = &options.namespace {
+        factory = factory.namespace(namespace.clone());
+    }
+    build_with(client, options, factory, Vec::new(), registry)
 }
 
-/// [`build`], narrowed to `shard` if given (`--sharded`): the informers list and watch only
-/// the shard's objects, and the Deployments the controller creates carry their Foo's shard
-/// label.
+/// [`build`] over the informer factory `factory` will build (with `--sharded`, the shard's,
+/// from [`ShardedReplica::informer_factory`](clientgo_sharding::ShardedReplica::informer_factory):
+/// its informers list and watch only the shard's objects), the Deployments the controller
+/// creates carrying their Foo's values of the labels `inherited_labels` (the shard label).
 pub(crate) fn build_with(
     client: RestClient,
     options: Options,
-    shard: Option<&Shard>,
+    factory: SharedInformerFactoryBuilder,
+    inherited_labels: Vec<String>,
     registry: Option<&mut Registry>,
 ) -> Result<App, String> {
     let mut registry = registry;
     // One factory per process: every part of the program that needs Foos or Deployments
     // shares one cache and one watch of each.
-    let mut factory = SharedInformerFactory::builder(&client).default_resync(options.resync);
-    if let Some(namespace) = &options.namespace {
-        factory = factory.namespace(namespace.clone());
-    }
-    if let Some(shard) = shard {
-        factory = factory.tweak_list_options(shard.tweak());
-    }
+    let mut factory = factory.default_resync(options.resync);
     if let Some(registry) = registry.as_deref_mut() {
         factory = factory.informer_options(SharedInformerOptions {
             metrics: Some(InformerMetrics::register(registry)),
@@ -186,7 +186,7 @@ pub(crate) fn build_with(
         recorder,
         queue_config,
         options.priority_queue,
-        shard.map(|s| vec![s.label().0]).unwrap_or_default(),
+        inherited_labels,
     )
     .map_err(|e| e.to_string())?;
     if let Some(registry) = registry {

@@ -153,7 +153,8 @@ pub fn build(
     let app = app::build_with(
         client.clone(),
         options,
-        Some(sharded.shard()),
+        sharded.informer_factory(&client),
+        vec![sharded.shard().label().0],
         registry.as_deref_mut(),
     )
     .map_err(RunError::Controller)?;
