@@ -17,48 +17,77 @@
 //! future returned or was dropped (so nothing it would still do, a write included, is ever
 //! sent). The rules that keep two candidates from acting at once:
 //!
-//! * A successful renewal is counted from the moment its write was sent, not from when the
-//!   answer came back: the server may have applied it at once and answered late, and the
-//!   others count from when they saw it.
+//! * The *validity deadline*: a holder may act until `renew_deadline` after its last
+//!   successful renewal (or the acquiring write) was *sent*, not answered: the server may
+//!   have applied it at once and answered late, and the others count from when they saw it.
+//!   The invariant: the validity deadline always precedes the earliest moment another
+//!   candidate may take over, `lease_duration` after it *saw* that renewal (which it cannot
+//!   see before it was sent), measured on its own clock. The margin, `lease_duration -
+//!   renew_deadline` (5 s with the defaults), is what covers a write already on the wire when
+//!   the deadline passes, and clocks running at slightly different rates. The deadline is
+//!   published to [`Fence`]s ([`LeaderElector::fence`]).
 //! * Every attempt to acquire or renew (a read and a write) is abandoned after
 //!   [`LeaderElectionConfig::request_timeout`], shorter than the renew deadline, so one hung
-//!   request cannot use up the renew deadline or keep a candidate from campaigning.
-//! * When renewals have failed for `renew_deadline`, the work is fenced at once: its token is
-//!   cancelled and its future dropped, with no wait. That is before `lease_duration` has
-//!   elapsed since the last renewal was sent, the earliest moment another candidate may
-//!   take over (it waits `lease_duration` after it *saw* that renewal, measured on its
-//!   clock). With the defaults, 5 s of margin remain for a write already on the wire to land.
-//!   Work that spawns tasks must stop them when its future is dropped (a `JoinSet`, not
-//!   detached tasks), or the fence does not reach them. The lease is not released after a
-//!   loss: the process is expected to exit, as kube-controller-manager does.
+//!   request cannot use up the renew deadline or keep a candidate from campaigning. No
+//!   attempt starts at or after the deadline.
+//! * The deadline is checked before every poll of the work. Each time `run`'s future is
+//!   polled while leading, it checks, in this order: the deadline (passed: the lease is lost),
+//!   the caller's cancel, the renewal (a due renewal is sent before the work runs), the
+//!   deadline again, and only then polls the work. So after a stall past the deadline (the
+//!   process frozen, the VM paused, the executor blocked by a long poll elsewhere) the first
+//!   thing done on resuming is the fence: the work is not polled again, and no late renewal
+//!   is started either. Once passed, the deadline never comes back: a renewal answered at or
+//!   after it does not count, because watchers of the fence have already stopped.
+//! * When the deadline passes (renewals failed for `renew_deadline`), the work is fenced at
+//!   once: the published validity ends, its token is cancelled and its future dropped, in
+//!   that order, with no wait. The lease is not released after a loss: the process is
+//!   expected to exit, as kube-controller-manager does.
+//! * Work that runs on other tasks or threads is not polled by the elector, and the elector's
+//!   own task may be the one that stalled. Such work must either stop when the work's future
+//!   is dropped (a `JoinSet`, not detached tasks) or check a [`Fence`] itself before each
+//!   write (e.g. through `clientgo_workqueue::WorkerPool::fence`), or the fence does not
+//!   reach it.
 //! * On a clean shutdown (the caller cancels) the leader keeps renewing while its work drains,
 //!   so a slow drain never overlaps a successor; the work gets at most `renew_deadline` to
 //!   return, then it is dropped. Then, with `release_on_cancel`, the lease is released so
-//!   another candidate takes over at once. A renewal failing during the drain fences the work
-//!   as above, and the result is [`Ended::Lost`].
+//!   another candidate takes over at once. The deadline is checked before every poll of the
+//!   draining work too: a lease lost during the drain fences the work as above, and the
+//!   result is [`Ended::Lost`].
+//!
+//! What a check cannot cover: a check and the write after it are not atomic, so a stall
+//! between them (a freeze inside one poll of the work, or a poll that blocks for long) is
+//! covered only by the margin, as with any lease.
 //!
 //! Validity is judged only from local observation times, never the remote timestamps, which
-//! tolerates clock offsets between candidates (not clocks running at different rates).
+//! tolerates clock offsets between candidates (not clocks running at different rates beyond
+//! what the margin absorbs).
 //!
 //! Where it differs from client-go: client-go's renewal gives up `renew_deadline` after the
 //! start of the renewal round (up to `retry_period` after the last success), and counts the
 //! lease from when the answer arrived; here the deadline runs from when the last successful
 //! renewal was sent, stricter on both counts. client-go does not stop the leader's work
-//! itself (kube-controller-manager exits the process); here `run` fences it. Leader work that
-//! returns on its own ends the leadership (client-go would keep renewing a lease nobody
-//! uses). `on_new_leader` is called inline and must be quick.
+//! itself (kube-controller-manager exits the process), and its work learns of a loss only
+//! when its context is cancelled, after the renew loop gave up: after a stall, whatever
+//! work was ready runs first. Here `run` checks the deadline before every poll of the work,
+//! fences it, and publishes the deadline ([`Fence`]) for work elsewhere; client-go has no
+//! such deadline. Leader work that returns on its own ends the leadership (client-go would
+//! keep renewing a lease nobody uses). `on_new_leader` is called inline and must be quick.
 
 use std::future::Future;
 use std::hash::{Hash, Hasher};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use clientgo_apimachinery::MicroTime;
 use parking_lot::Mutex;
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
+use crate::fence::Fence;
 use crate::record::{LeaderElectionRecord, Lock};
 
 /// Why [`LeaderElector::run`] returned.
@@ -89,6 +118,8 @@ pub struct LeaderElector<L> {
     config: LeaderElectionConfig,
     observed: Arc<Mutex<Observed>>,
     on_new_leader: Option<NewLeaderCallback>,
+    /// The validity deadline published to [`Fence`]s: in the past while not leading.
+    valid_until: watch::Sender<Instant>,
 }
 
 impl<L> std::fmt::Debug for LeaderElector<L> {
@@ -96,6 +127,7 @@ impl<L> std::fmt::Debug for LeaderElector<L> {
         f.debug_struct("LeaderElector")
             .field("config", &self.config)
             .field("observed", &*self.observed.lock())
+            .field("valid_until", &*self.valid_until.borrow())
             .finish_non_exhaustive()
     }
 }
@@ -150,6 +182,7 @@ impl<L: Lock> LeaderElector<L> {
             config,
             observed: Arc::default(),
             on_new_leader: None,
+            valid_until: watch::Sender::new(Instant::now()),
         })
     }
 
@@ -166,6 +199,13 @@ impl<L: Lock> LeaderElector<L> {
             observed: self.observed.clone(),
             lease_duration: self.config.lease_duration,
         }
+    }
+
+    /// The validity deadline of this candidate's leadership, for leader work that runs on
+    /// other tasks or threads (see [`Fence`]). Callable before [`run`](LeaderElector::run);
+    /// every fence sees the updates of every run.
+    pub fn fence(&self) -> Fence {
+        Fence::new(self.valid_until.subscribe())
     }
 
     /// Whether this candidate holds the lease, as far as it knows.
@@ -191,50 +231,26 @@ impl<L: Lock> LeaderElector<L> {
         F: FnOnce(CancellationToken) -> Fut,
         Fut: Future<Output = ()>,
     {
-        let Some(mut last_renew) = self.acquire(&cancel).await else {
+        let Some(acquired) = self.acquire(&cancel).await else {
+            revoke(&self.valid_until);
             return Ended::Cancelled;
         };
+        // Published before the work can run: the work may act from its first poll.
+        self.valid_until
+            .send_replace(acquired + self.config.renew_deadline);
         let name = &self.config.name;
         tracing::info!(election = %name, lock = %self.lock.describe(), "became leader");
         self.journey("acquired", self.lock.identity());
         let leader_token = cancel.child_token();
-        let mut work = Box::pin(lead(leader_token.clone()));
-        let mut ended = loop {
-            tokio::select! {
-                biased;
-                // First: the leader token is a child of `cancel`, so work that returns because
-                // the caller cancelled must count as cancelled, not finished.
-                () = cancel.cancelled() => break Ended::Cancelled,
-                () = &mut work => break Ended::WorkFinished,
-                renewed = self.renew(last_renew) => match renewed {
-                    Some(sent) => last_renew = sent,
-                    None => break Ended::Lost,
-                },
-            }
+        let mut work = FencedWork {
+            valid_until: &self.valid_until,
+            token: leader_token.clone(),
+            work: Box::pin(lead(leader_token)),
         };
-        leader_token.cancel();
-        if ended == Ended::Cancelled {
-            // A clean shutdown: keep the lease while the work drains, for a bounded time.
-            let drained = Instant::now() + self.config.renew_deadline;
-            loop {
-                tokio::select! {
-                    biased;
-                    () = &mut work => break,
-                    () = tokio::time::sleep_until(drained) => {
-                        tracing::warn!(election = %name, "the leader work did not stop within the renew deadline: dropped");
-                        break;
-                    }
-                    renewed = self.renew(last_renew) => match renewed {
-                        Some(sent) => last_renew = sent,
-                        None => {
-                            ended = Ended::Lost;
-                            break;
-                        }
-                    },
-                }
-            }
-        }
-        // The fence: whatever the work was doing, it does no more.
+        let ended = self.hold(acquired, &cancel, &mut work).await;
+        // The fence: the end of validity is published, the work's token cancelled and its
+        // future dropped; whatever the work was doing, it does no more. (Dropping `run`'s
+        // own future fences the same way.)
         drop(work);
         self.observed.lock().leading = false;
         let transition = if ended == Ended::Lost {
@@ -252,7 +268,81 @@ impl<L: Lock> LeaderElector<L> {
         if self.config.release_on_cancel && ended != Ended::Lost {
             self.release().await;
         }
+        revoke(&self.valid_until);
         ended
+    }
+
+    /// Drives the leader work while renewing the lease, and says why it stopped; the caller
+    /// then fences the work. The lease was acquired by a write sent at `acquired`.
+    ///
+    /// One hand-written poll, in an order that matters, every time this future is polled:
+    ///
+    /// 1. The fence: if `renew_deadline` has passed since the last successful renewal was
+    ///    sent, the lease is lost, and the work is not polled again. After a stall (the
+    ///    process frozen, the VM paused, the executor blocked), this is the first thing done
+    ///    on resuming, before anything the work would send. The clock is read each time; a
+    ///    timer at the deadline only makes sure this future is woken then.
+    /// 2. The caller's cancel (before the work, so work that returns because its token, a
+    ///    child of `cancel`, was cancelled counts as cancelled): the work's token is cancelled
+    ///    and it gets `renew_deadline` to drain, while renewals go on. During the drain, that
+    ///    bound is checked here instead.
+    /// 3. The renewal, before the work: a renewal that is due is sent first, and a successful
+    ///    one moves the deadline (and the published validity) forward.
+    /// 4. The fence again (the renewal's poll took time too), then the work.
+    async fn hold<W: Future<Output = ()>>(
+        &self,
+        acquired: Instant,
+        cancel: &CancellationToken,
+        work: &mut FencedWork<'_, W>,
+    ) -> Ended {
+        let renew_deadline = self.config.renew_deadline;
+        let lapsed = |last_renew: Instant| Instant::now() >= last_renew + renew_deadline;
+        let mut last_renew = acquired;
+        let mut renewal = Box::pin(self.renew(acquired));
+        let mut cancelled = std::pin::pin!(cancel.cancelled());
+        // Wakes this future at the deadline, whatever the renewal is waiting for.
+        let mut lapse = std::pin::pin!(tokio::time::sleep_until(acquired + renew_deadline));
+        // Set once the caller cancelled: when the drain must end.
+        let mut drain: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        std::future::poll_fn(|cx| {
+            if lapsed(last_renew) || lapse.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Ended::Lost);
+            }
+            if drain.is_none() && cancelled.as_mut().poll(cx).is_ready() {
+                // A clean shutdown: keep the lease while the work drains, for a bounded time.
+                work.token.cancel();
+                drain = Some(Box::pin(tokio::time::sleep(renew_deadline)));
+            }
+            let drained = drain
+                .as_mut()
+                .is_some_and(|bound| bound.as_mut().poll(cx).is_ready());
+            if drained {
+                tracing::warn!(election = %self.config.name,
+                    "the leader work did not stop within the renew deadline: dropped");
+                return Poll::Ready(Ended::Cancelled);
+            }
+            loop {
+                match renewal.as_mut().poll(cx) {
+                    Poll::Ready(Some(sent)) => {
+                        last_renew = sent;
+                        self.valid_until.send_replace(sent + renew_deadline);
+                        lapse.as_mut().reset(sent + renew_deadline);
+                        renewal.set(self.renew(sent));
+                    }
+                    Poll::Ready(None) => return Poll::Ready(Ended::Lost),
+                    Poll::Pending => break,
+                }
+            }
+            if lapsed(last_renew) {
+                return Poll::Ready(Ended::Lost);
+            }
+            match work.work.as_mut().poll(cx) {
+                Poll::Ready(()) if drain.is_some() => Poll::Ready(Ended::Cancelled),
+                Poll::Ready(()) => Poll::Ready(Ended::WorkFinished),
+                Poll::Pending => Poll::Pending,
+            }
+        })
+        .await
     }
 
     /// Tries every jittered retry period until the lease is ours, and returns when the
@@ -293,6 +383,11 @@ impl<L: Lock> LeaderElector<L> {
             return None;
         }
         loop {
+            // A timeout polls what it bounds once even when already expired: no attempt (and
+            // no write) starts at or after the deadline.
+            if Instant::now() >= deadline {
+                return None;
+            }
             let attempt_deadline = deadline.min(Instant::now() + self.config.request_timeout());
             match tokio::time::timeout_at(attempt_deadline, self.try_acquire_or_renew()).await {
                 Ok(Some(sent)) => return Some(sent),
@@ -490,6 +585,40 @@ impl<L: Lock> LeaderElector<L> {
             tracing::warn!(lock = %self.lock.describe(), "releasing the lease timed out");
         }
     }
+}
+
+/// The leader work and what fences it. Dropping it (at the fence, or with `run`'s future)
+/// first publishes the end of validity, then cancels the work's token, then drops the work's
+/// future (fields drop after `drop`): watchers of a [`Fence`] learn the end no later than the
+/// work itself.
+struct FencedWork<'a, W> {
+    valid_until: &'a watch::Sender<Instant>,
+    token: CancellationToken,
+    work: Pin<Box<W>>,
+}
+
+impl<W> Drop for FencedWork<'_, W> {
+    fn drop(&mut self) {
+        // Ends the validity now, never later (after a lapse it stays at the deadline that
+        // passed), and tells the watchers even then.
+        let now = Instant::now();
+        self.valid_until
+            .send_modify(|until| *until = (*until).min(now));
+        self.token.cancel();
+    }
+}
+
+/// Ends the published validity now if it had not ended (it has, normally: at the fence, or
+/// `run` never led); tells the watchers only if it changed.
+fn revoke(valid_until: &watch::Sender<Instant>) {
+    let now = Instant::now();
+    valid_until.send_if_modified(|until| {
+        let lowered = *until > now;
+        if lowered {
+            *until = now;
+        }
+        lowered
+    });
 }
 
 /// Jittered waits in `[period, (1 + JITTER_FACTOR) × period)`, from a generator seeded by the

@@ -37,10 +37,12 @@
 
 mod config;
 mod elector;
+mod fence;
 mod lease_lock;
 mod record;
 
 pub use config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
 pub use elector::{Ended, HealthCheck, LeaderElector, RenewalOverdue};
+pub use fence::Fence;
 pub use lease_lock::{Lease, LeaseLock, leader_election_client};
 pub use record::{LeaderElectionRecord, Lock, LockError};

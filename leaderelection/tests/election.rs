@@ -1,8 +1,11 @@
 //! Elections between candidates sharing an in-memory lease with optimistic concurrency, on
 //! tokio's paused clock.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use clientgo_leaderelection::{
@@ -48,6 +51,8 @@ struct Faults {
     answer_after: Mutex<Duration>,
     /// How long each request that was abandoned had been waiting.
     abandoned: Mutex<Vec<Duration>>,
+    /// How many requests were started.
+    started: AtomicUsize,
 }
 
 /// Notes how long a request waited if it is dropped before it completes.
@@ -85,6 +90,7 @@ impl MemLock {
         &self,
         apply: impl FnOnce() -> Result<T, LockError>,
     ) -> Result<T, LockError> {
+        self.faults.started.fetch_add(1, Ordering::SeqCst);
         let mut pending = Pending {
             faults: &self.faults,
             since: Instant::now(),
@@ -487,6 +493,7 @@ async fn leader_work_that_returns_ends_leadership() {
         .await;
     assert_eq!(ended, Ended::WorkFinished);
     assert_eq!(server.record().unwrap().holder_identity, "");
+    assert!(!a.elector.fence().is_valid(), "fenced");
 }
 
 #[tokio::test(start_paused = true)]
@@ -540,8 +547,11 @@ fn an_empty_identity_is_refused() {
 }
 
 /// The lease counts from when a renewal was sent: a leader whose renewals are applied at
-/// once but answered 4 s late, then cut off, fences its work within the renew deadline of
-/// the last renewal the server applied, not of the last answer it got.
+/// once but answered 3 s late, then cut off, fences its work within the renew deadline of
+/// the last renewal the server applied, not of the last answer it got. (Each renewal is
+/// answered 2 × 3 s + the 2 s retry period after the previous one was sent, within the 10 s
+/// renew deadline; at 4 s late it would be answered exactly at the deadline, when the lease
+/// has already lapsed.)
 #[tokio::test(start_paused = true)]
 async fn the_lease_is_counted_from_when_the_renewal_was_sent() {
     let server = Arc::new(Server::default());
@@ -551,7 +561,7 @@ async fn the_lease_is_counted_from_when_the_renewal_was_sent() {
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert!(a.elector.is_leader());
 
-    *a.faults.answer_after.lock() = Duration::from_secs(4);
+    *a.faults.answer_after.lock() = Duration::from_secs(3);
     tokio::time::sleep(Duration::from_secs(20)).await;
     let applied = server.applied_by("a").len();
     // Cut off right after a renewal was applied, while its answer is still on the way.
@@ -711,4 +721,263 @@ async fn a_drain_that_never_ends_is_cut_at_the_renew_deadline() {
         LeaderElectionConfig::default().renew_deadline
     );
     assert_eq!(server.record().unwrap().holder_identity, "", "released");
+}
+
+/// Polls `future` once by hand, as for a task nobody wakes: the test decides when it runs.
+fn poll_once<F: Future>(future: Pin<&mut F>) -> Poll<F::Output> {
+    future.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Leader work that writes every second and ignores its token (only the fence stops it); it
+/// counts its polls and records when it started each write.
+#[derive(Default)]
+struct Writer {
+    polls: AtomicUsize,
+    writes: Mutex<Vec<Instant>>,
+}
+
+impl Writer {
+    fn work(writer: Arc<Writer>) -> impl Future<Output = ()> {
+        let mut writing = Box::pin({
+            let writer = writer.clone();
+            async move {
+                loop {
+                    writer.writes.lock().push(Instant::now());
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        });
+        std::future::poll_fn(move |cx| {
+            writer.polls.fetch_add(1, Ordering::SeqCst);
+            writing.as_mut().poll(cx)
+        })
+    }
+
+    /// Its polls and writes so far.
+    fn seen(&self) -> (usize, usize) {
+        (self.polls.load(Ordering::SeqCst), self.writes.lock().len())
+    }
+}
+
+/// Polls `run` by hand every 100 ms of paused time until `condition` holds (for at most 60 s);
+/// it must still be running.
+async fn drive_until<F: Future<Output = Ended>>(
+    mut run: Pin<&mut F>,
+    what: &str,
+    condition: impl Fn() -> bool,
+) {
+    let bound = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert_eq!(
+            poll_once(run.as_mut()),
+            Poll::Pending,
+            "still running: {what}"
+        );
+        if condition() {
+            return;
+        }
+        assert!(Instant::now() < bound, "timed out waiting: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The task running the elector stalls (not polled: the process frozen, the VM paused) past
+/// the renew deadline. On resuming, the first poll fences: the work is not polled again, so
+/// it sends nothing, and no renewal is started either, though a renewal was due.
+#[tokio::test(start_paused = true)]
+async fn a_stall_past_the_renew_deadline_fences_before_the_work_is_polled_again() {
+    let server = Arc::new(Server::default());
+    let a = candidate(&server, "a", false);
+    let writer = Arc::new(Writer::default());
+    let mut run = std::pin::pin!(
+        a.elector
+            .run(a.cancel.clone(), |_| Writer::work(writer.clone()))
+    );
+    drive_until(run.as_mut(), "a leads, writes, and renews twice", || {
+        !writer.writes.lock().is_empty() && server.applied_by("a").len() >= 3
+    })
+    .await;
+
+    stall_past_the_deadline_then_resume(run.as_mut(), &a, &writer, &server).await;
+    assert!(!a.elector.fence().is_valid());
+}
+
+/// Stalls `run` (not polled) for the renew deadline, polls it once, and checks that it was
+/// fenced before the work was polled or a lease request started, and did not release.
+async fn stall_past_the_deadline_then_resume<F: Future<Output = Ended>>(
+    run: Pin<&mut F>,
+    a: &Candidate,
+    writer: &Writer,
+    server: &Server,
+) {
+    let seen = writer.seen();
+    let started = a.faults.started.load(Ordering::SeqCst);
+    tokio::time::advance(LeaderElectionConfig::default().renew_deadline).await;
+    let resumed = poll_once(run);
+    assert_eq!(
+        writer.seen(),
+        seen,
+        "the work was not polled after the stall"
+    );
+    assert_eq!(
+        a.faults.started.load(Ordering::SeqCst),
+        started,
+        "no lease request was started after the stall"
+    );
+    assert_eq!(resumed, Poll::Ready(Ended::Lost));
+    assert_eq!(
+        server.record().unwrap().holder_identity,
+        "a",
+        "not released"
+    );
+}
+
+/// The same stall while the work drains after a clean shutdown: fenced on resuming, before the
+/// work is polled again, and the lease is not released (it was lost).
+#[tokio::test(start_paused = true)]
+async fn a_stall_during_the_drain_fences_before_the_work_is_polled_again() {
+    let server = Arc::new(Server::default());
+    let a = candidate(&server, "a", true);
+    let writer = Arc::new(Writer::default());
+    let mut run = std::pin::pin!(
+        a.elector
+            .run(a.cancel.clone(), |_| Writer::work(writer.clone()))
+    );
+    drive_until(run.as_mut(), "a leads and renews", || {
+        server.applied_by("a").len() >= 2
+    })
+    .await;
+    a.cancel.cancel();
+    let cancelled = Instant::now();
+    drive_until(run.as_mut(), "the work drains for 3 s", || {
+        Instant::now() - cancelled >= Duration::from_secs(3)
+    })
+    .await;
+
+    stall_past_the_deadline_then_resume(run.as_mut(), &a, &writer, &server).await;
+}
+
+/// Runs a closure when dropped.
+struct OnDrop<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        (self.0)()
+    }
+}
+
+/// The published validity: none before leading; `renew_deadline` after the acquiring write
+/// was sent (not answered), then after each renewal was sent; ended before the work is
+/// dropped, at a clean shutdown and at a loss, and in the past once `run` returned. One fence,
+/// taken before the first run, follows both runs.
+#[tokio::test(start_paused = true)]
+async fn the_fence_publishes_until_when_the_leader_may_act() {
+    let server = Arc::new(Server::default());
+    let a = candidate(&server, "a", true);
+    let renew_deadline = LeaderElectionConfig::default().renew_deadline;
+    let fence = a.elector.fence();
+    assert!(!fence.is_valid(), "not valid before leading");
+    assert!(fence.valid_until() <= Instant::now());
+    *a.faults.answer_after.lock() = Duration::from_secs(1);
+
+    // What the work saw of the fence when it was first polled and when it was dropped.
+    let seen = Arc::new(Mutex::new(Vec::<(&'static str, bool, Instant)>::new()));
+    let campaign = |cancel: CancellationToken| {
+        let (elector, fence, seen) = (a.elector.clone(), fence.clone(), seen.clone());
+        tokio::spawn(async move {
+            elector
+                .run(cancel, |_| async move {
+                    let note =
+                        move |what| seen.lock().push((what, fence.is_valid(), Instant::now()));
+                    note("start");
+                    let _dropped = OnDrop(move || note("dropped"));
+                    std::future::pending::<()>().await;
+                })
+                .await
+        })
+    };
+
+    let mut deadline = fence.deadline();
+    let run = campaign(a.cancel.clone());
+    let changed = async |deadline: &mut tokio::sync::watch::Receiver<Instant>| {
+        tokio::time::timeout(Duration::from_secs(60), deadline.changed())
+            .await
+            .expect("the deadline changes within 60 s")
+            .unwrap();
+        *deadline.borrow_and_update()
+    };
+    let acquired = changed(&mut deadline).await;
+    let sent = server.applied_by("a")[0];
+    assert_eq!(
+        acquired,
+        sent + renew_deadline,
+        "counted from the acquiring write's send"
+    );
+    assert_eq!(fence.valid_until(), acquired);
+    assert!(fence.is_valid());
+    let mut previous = acquired;
+    for _ in 0..3 {
+        let renewed = changed(&mut deadline).await;
+        let sent = *server.applied_by("a").last().unwrap();
+        assert_eq!(
+            renewed,
+            sent + renew_deadline,
+            "counted from the renewal's send"
+        );
+        assert!(renewed > previous, "moves forward");
+        assert_eq!(
+            Instant::now() - sent,
+            Duration::from_secs(1),
+            "published at the answer"
+        );
+        previous = renewed;
+    }
+
+    // A clean shutdown: the work ignores its token, so the drain is cut at the renew deadline
+    // while the lease is still valid; the fence is published before the work is dropped.
+    a.cancel.cancel();
+    assert_eq!(
+        ended_within(run, Duration::from_secs(60)).await,
+        Ended::Cancelled
+    );
+    assert!(!fence.is_valid());
+    assert!(fence.valid_until() <= Instant::now());
+    assert_eq!(server.record().unwrap().holder_identity, "", "released");
+    {
+        let seen = seen.lock();
+        let kinds: Vec<_> = seen
+            .iter()
+            .map(|(what, valid, _)| (*what, *valid))
+            .collect();
+        assert_eq!(kinds, [("start", true), ("dropped", false)]);
+        assert_eq!(fence.valid_until(), seen[1].2, "ended at the fence");
+    }
+    assert!(deadline.has_changed().unwrap(), "the fence was announced");
+    deadline.borrow_and_update();
+
+    // Again, on the same elector and fence: this time the lease is lost.
+    seen.lock().clear();
+    let run = campaign(CancellationToken::new());
+    changed(&mut deadline).await;
+    assert!(fence.is_valid(), "the same fence follows the next run");
+    let renewed = changed(&mut deadline).await;
+    // Cut off right after a renewal was answered: none is in flight.
+    a.faults.down.store(true, Ordering::SeqCst);
+    assert_eq!(
+        ended_within(run, Duration::from_secs(60)).await,
+        Ended::Lost
+    );
+    assert_eq!(
+        fence.valid_until(),
+        renewed,
+        "not moved forward by the fence"
+    );
+    assert!(!fence.is_valid());
+    let seen = seen.lock();
+    let kinds: Vec<_> = seen
+        .iter()
+        .map(|(what, valid, _)| (*what, *valid))
+        .collect();
+    assert_eq!(kinds, [("start", true), ("dropped", false)]);
+    assert_eq!(seen[1].2, renewed, "fenced at the deadline");
 }
