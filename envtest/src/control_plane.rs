@@ -76,20 +76,43 @@ pub struct ControlPlane {
     controller_manager: Option<Process>,
 }
 
+/// How many times [`ControlPlane::start`] tries when a component loses its port.
+pub const PORT_RACE_ATTEMPTS: u32 = 3;
+
 impl ControlPlane {
     /// Finds the binaries, generates the PKI, starts etcd, kube-apiserver and (if asked)
     /// kube-controller-manager on free ports of 127.0.0.1, and waits until each is ready.
     /// Blocking; takes a few seconds.
+    ///
+    /// A port is picked free, then handed to its component, which binds it a moment later;
+    /// in between, any outgoing connection on the machine (kube-apiserver's own to etcd
+    /// among them) may take it as its ephemeral source port. A component that exits saying
+    /// its address is in use is therefore started again, on new ports, up to
+    /// [`PORT_RACE_ATTEMPTS`] times in all.
     pub fn start(options: ControlPlaneOptions) -> Result<ControlPlane, Error> {
         let binaries = Binaries::find(options.controller_manager)?;
         workdir::sweep_stale_dirs();
-        let dir = workdir::create()?;
-        // From here on, a failure removes the directory and stops what was started (drop).
-        let result = ControlPlane::start_in(dir.clone(), binaries, options);
-        if result.is_err() {
+        let mut attempt = 1;
+        loop {
+            let dir = workdir::create()?;
+            // From here on, a failure removes the directory and stops what was started (drop).
+            let result = ControlPlane::start_in(dir.clone(), binaries.clone(), options.clone());
+            let Err(error) = result else {
+                return result;
+            };
             let _ = fs::remove_dir_all(&dir);
+            match &error {
+                Error::Exited {
+                    component, tail, ..
+                } if tail.contains("address already in use") && attempt < PORT_RACE_ATTEMPTS => {
+                    eprintln!(
+                        "envtest: {component} lost its port to another socket (attempt {attempt}): starting again on new ports"
+                    );
+                    attempt += 1;
+                }
+                _ => return Err(error),
+            }
         }
-        result
     }
 
     fn start_in(
