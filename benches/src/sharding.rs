@@ -143,7 +143,7 @@ fn replica(config: &Config, id: &str, cancel: &CancellationToken) -> SharedIndex
     let writes: ResourceClient<Foo> = ResourceClient::namespaced(&client, NAMESPACE);
     tokio::spawn(async move {
         factory.start(&cancel);
-        let reconcile = |key: Arc<str>| {
+        let reconcile = move |key: Arc<str>| {
             let (gate, lister, writes) = (gate.clone(), lister.clone(), writes.clone());
             async move {
                 gate.reconcile(&key, || async {
@@ -165,7 +165,11 @@ fn replica(config: &Config, id: &str, cancel: &CancellationToken) -> SharedIndex
                 .await
             }
         };
-        let workers = |member| WorkerPool::new(WORKERS).run(&queue, reconcile, member);
+        let workers = |member, fence: clientgo_sharding::Fence| {
+            WorkerPool::new(WORKERS)
+                .fence(fence.deadline())
+                .run(&queue, reconcile, member)
+        };
         let _ = sharded.run(cancel.clone(), workers).await;
     });
     cache

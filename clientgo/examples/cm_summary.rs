@@ -54,7 +54,12 @@ pub async fn run(
         .namespaced_lister::<ConfigMap>()
         .ok_or("a namespaced factory")?;
     let api = factory.client::<ConfigMap>();
-    run_workers(&queue, 1, |_| reconcile(&lister, &api), shutdown).await;
+    // The workers are tasks: each reconcile gets its own handles on the cache and the client.
+    let work = move |_| {
+        let (lister, api) = (lister.clone(), api.clone());
+        async move { reconcile(&lister, &api).await }
+    };
+    run_workers(&queue, 1, work, shutdown).await;
     factory.shutdown().await;
     Ok(())
 }

@@ -56,8 +56,9 @@ pub async fn run(
     namespace: &str,
     identity: &str,
     shutdown: CancellationToken,
-    out: impl Fn(String),
+    out: impl Fn(String) + Send + Sync + 'static,
 ) -> Result<(), BoxError> {
+    let out = Arc::new(out);
     let client = RestClient::new(&config)?;
     let factory = SharedInformerFactory::builder(&client)
         .namespace(namespace.to_owned())
@@ -86,13 +87,19 @@ pub async fn run(
     let elector = LeaderElector::new(lock, election)?
         .on_new_leader(|holder| tracing::info!(holder, "the leader is now {holder}"));
     let lister = configmaps.lister().namespace(namespace);
+    // Until when this candidate may act: the workers (tasks of their own) check it before
+    // every step, so none acts after the lease's renew deadline, even if this task stalls.
+    let fence = elector.fence();
     let ended = elector
         .run(shutdown, |leading| async move {
             out(format!("{identity} leads"));
             // A drain shorter than the renew deadline: the work stops before the elector
             // has to drop it.
-            let workers = WorkerPool::new(2).drain_timeout(Duration::from_secs(5));
-            let reconcile = |key: Arc<str>| {
+            let workers = WorkerPool::new(2)
+                .drain_timeout(Duration::from_secs(5))
+                .fence(fence.deadline());
+            let (identity, out) = (identity.to_owned(), out.clone());
+            let reconcile = move |key: Arc<str>| {
                 let name = key.rsplit('/').next().unwrap_or_default();
                 let entries = lister
                     .get(name)

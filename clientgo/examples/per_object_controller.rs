@@ -78,12 +78,17 @@ pub async fn run(
 
     factory.start(&shutdown);
     wait_for_cache_sync(&[&configmaps, &secrets], Duration::from_secs(60)).await?;
-    let controller = Controller {
+    let controller = Arc::new(Controller {
         configmaps: configmaps.lister().namespace(namespace),
         secrets: secrets.lister().namespace(namespace),
         secrets_api: ResourceClient::namespaced(&client, namespace),
+    });
+    // The workers are tasks: each reconcile gets its own handle on the controller.
+    let reconcile = move |key| {
+        let controller = controller.clone();
+        async move { controller.reconcile(key).await }
     };
-    run_workers(&queue, 2, |key| controller.reconcile(key), shutdown).await;
+    run_workers(&queue, 2, reconcile, shutdown).await;
     factory.shutdown().await;
     Ok(())
 }

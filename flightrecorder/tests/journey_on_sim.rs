@@ -137,7 +137,7 @@ async fn a_key_journeys_from_its_watch_event_to_its_reconciles() {
         let (queue, api, gate, shutdown) =
             (queue.clone(), api.clone(), gate.clone(), shutdown.clone());
         tokio::spawn(async move {
-            let reconcile = |key: Arc<str>| {
+            let reconcile = move |key: Arc<str>| {
                 let (lister, api, gate) = (lister.clone(), api.clone(), gate.clone());
                 async move {
                     let name = key.split_once('/').map_or(&*key, |(_, name)| name);

@@ -83,7 +83,7 @@ async fn reconcile_and_request_spans_reach_opentelemetry_with_its_http_names() {
     let workers = {
         let (queue, api, shutdown) = (queue.clone(), api.clone(), shutdown.clone());
         tokio::spawn(async move {
-            let reconcile = |key: Arc<str>| {
+            let reconcile = move |key: Arc<str>| {
                 let (api, reconciled) = (api.clone(), reconciled.clone());
                 async move {
                     let name = key.split_once('/').map_or(&*key, |(_, name)| name);

@@ -53,7 +53,7 @@
 //! factory.start(&shutdown);
 //! factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
 //! let lister = configmaps.lister();
-//! let reconcile = |key: Arc<str>| {
+//! let reconcile = move |key: Arc<str>| {
 //!     let (namespace, name) = split_meta_namespace_key(&key).unwrap_or_default();
 //!     let cached = lister.namespace(namespace).get(name); // the cache, not the server
 //!     async move {

@@ -106,9 +106,19 @@ impl<T: Object> fmt::Debug for Lister<T> {
 }
 
 /// Lists and gets cached objects of one namespace (client-go's typed `NamespaceLister`).
+/// Clones are cheap and read the same cache.
 pub struct NamespaceLister<T> {
     lister: Lister<T>,
     namespace: String,
+}
+
+impl<T> Clone for NamespaceLister<T> {
+    fn clone(&self) -> Self {
+        NamespaceLister {
+            lister: self.lister.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
 }
 
 impl<T: Object> NamespaceLister<T> {

@@ -233,7 +233,7 @@ impl App {
         let result = match options.leader_election.clone() {
             None => controller
                 .clone()
-                .run(options.workers, drain, cancel.clone())
+                .run(options.workers, drain, cancel.clone(), None)
                 .await
                 .map_err(RunError::Controller),
             Some(election) => {
@@ -249,9 +249,10 @@ impl App {
                     .on_new_leader(|holder| tracing::info!(holder, "new leader"));
                 let workers = options.workers;
                 let leader = controller.clone();
+                let fence = elector.fence();
                 let ended = elector
                     .run(cancel.clone(), |leading| async move {
-                        if let Err(error) = leader.run(workers, drain, leading).await {
+                        if let Err(error) = leader.run(workers, drain, leading, Some(fence)).await {
                             tracing::error!(%error, "controller stopped");
                         }
                     })

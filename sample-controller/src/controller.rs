@@ -39,9 +39,10 @@
 //!    queued are not lost: whoever runs next lists every Foo and reconciles each, as on any
 //!    start.
 //! 8. On lost leadership nothing is finished: the controller's future is dropped (the fence,
-//!    see `clientgo_leaderelection`), and with it every reconcile in flight, so none of them
-//!    sends another write. That is why the workers are futures of the controller's own task,
-//!    not tasks of their own (see `clientgo_workqueue::WorkerPool`).
+//!    see `clientgo_leaderelection`), and with it the workers: no reconcile in flight is
+//!    polled again, so none of them sends another write. The workers are tasks, on every
+//!    core, and also stop by themselves at the lease's renew deadline, even if the elector's
+//!    task is the one that stalled (see `clientgo_workqueue::WorkerPool`'s fence).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +52,7 @@ use clientgo_informer::{
     DeleteEvent, InformerError, InformerSynced, Lister, ResourceEventHandlerFuncs,
     SharedIndexInformer, TypedLister, wait_for_cache_sync,
 };
+use clientgo_leaderelection::Fence;
 use clientgo_record::{EventRecorder, EventType, ObjectReference};
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
 use clientgo_workqueue::{QueueConfig, WorkerPool, WorkerStats};
@@ -266,12 +268,15 @@ impl Controller {
     /// Runs `workers` workers until `cancel`, after the caches have synced; then stops taking
     /// new keys, lets the workers finish what they hold for at most `drain`, cancels what is
     /// left, and returns. Dropping the returned future stops everything at once: no
-    /// reconcile outlives it.
+    /// reconcile outlives it. With a leader election's `fence`, no reconcile starts, and none
+    /// in hand is polled again, once the lease's renew deadline has passed, even before the
+    /// elector drops this future.
     pub async fn run(
         self: Arc<Self>,
         workers: usize,
         drain: Duration,
         cancel: CancellationToken,
+        fence: Option<Fence>,
     ) -> Result<(), String> {
         tracing::info!("waiting for informer caches to sync");
         let caches: [&dyn InformerSynced; 2] = [&self.foo_informer, &self.deployment_informer];
@@ -285,18 +290,24 @@ impl Controller {
         // forget the key's failures on success and retry it after its backoff (5 ms doubling
         // to 1000 s) on an error or a panic; a retry reads the cache afresh, so a conflict is
         // not retried blindly. Step 7: on cancel they start nothing new and drain for at most
-        // `drain`. They are futures of this task, not tasks of their own: dropping this
-        // future (a lost lease) drops every reconcile in flight, so none sends another write.
-        let this: &Controller = &self;
-        WorkerPool::new(workers)
+        // `drain`. They are tasks, on every core; dropping this future (a lost lease) fences
+        // them: no reconcile in flight is polled again, so none sends another write.
+        let this = self.clone();
+        let mut pool = WorkerPool::new(workers)
             .drain_timeout(drain)
-            .stats(self.stats.workers())
-            .run(
-                &self.queue,
-                move |key: Arc<str>| async move { this.reconcile(&key).await },
-                cancel,
-            )
-            .await;
+            .stats(self.stats.workers());
+        if let Some(fence) = fence {
+            pool = pool.fence(fence.deadline());
+        }
+        pool.run(
+            &self.queue,
+            move |key: Arc<str>| {
+                let this = this.clone();
+                async move { this.reconcile(&key).await }
+            },
+            cancel,
+        )
+        .await;
         Ok(())
     }
 

@@ -9,9 +9,10 @@
 //!   objects; every replica reconciles. A replica that loses the sharder role campaigns again.
 //! * The workers run while this replica holds its member Lease, and go through a
 //!   [`ShardGate`]: a Foo being drained is no longer reconciled here, and once its reconcile
-//!   in hand (if any) has finished the gate gives it back. A lost member Lease fences the
-//!   workers and ends [`run`] with [`RunError::LostLeadership`], so the process exits and is
-//!   restarted, as with `--leader-elect`.
+//!   in hand (if any) has finished the gate gives it back. The workers stop at the Lease's
+//!   renew deadline ([`WorkerPool::fence`]); a lost member Lease fences them and ends [`run`]
+//!   with [`RunError::LostLeadership`], so the process exits and is restarted, as with
+//!   `--leader-elect`.
 //! * The sharder's label patches and the gate's drain acknowledgements go through a client of
 //!   their own, throttled apart from the reconciles' (`--sharder-qps`, 50 requests/s by
 //!   default): assigning a collection is one patch per object.
@@ -36,7 +37,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, Resource};
 use clientgo_informer::{EnqueueHandler, InformerSynced, KeyQueue, wait_for_cache_sync};
-use clientgo_leaderelection::{Ended, leader_election_client};
+use clientgo_leaderelection::{Ended, Fence, leader_election_client};
 use clientgo_rest::{Config, RestClient};
 use clientgo_sharding::{Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig};
 use clientgo_workqueue::{Priority, WorkerPool};
@@ -226,7 +227,7 @@ impl Replica {
         let (gate, controller) = (sharded.gate(), &app.controller);
         // While this replica holds its member Lease: once the shard's caches have synced,
         // the workers, each reconcile through the gate.
-        let work = |member: CancellationToken| async move {
+        let work = |member: CancellationToken, fence: Fence| async move {
             let caches: [&dyn InformerSynced; 2] = [foos, deployments];
             tokio::select! {
                 synced = wait_for_cache_sync(&caches, Duration::from_secs(60)) => {
@@ -238,12 +239,17 @@ impl Replica {
                 () = member.cancelled() => return,
             }
             tracing::info!(shard = %gate.shard().replica(), "caches synced; reconciling this shard's Foos");
-            let reconcile = |key: Arc<str>| async move {
-                gate.reconcile(&key, || controller.reconcile(&key)).await
+            let reconcile = {
+                let (gate, controller) = (gate.clone(), controller.clone());
+                move |key: Arc<str>| {
+                    let (gate, controller) = (gate.clone(), controller.clone());
+                    async move { gate.reconcile(&key, || controller.reconcile(&key)).await }
+                }
             };
             WorkerPool::new(workers)
                 .drain_timeout(drain)
                 .stats(controller.stats().workers())
+                .fence(fence.deadline())
                 .run(controller.queue(), reconcile, member)
                 .await;
         };

@@ -42,6 +42,8 @@ pub mod ring;
 pub mod sharded_replica;
 pub mod sharder;
 
+/// The deadline of a member Lease, handed to the work of [`ShardedReplica::run`].
+pub use clientgo_leaderelection::Fence;
 pub use membership::{MemberLock, Membership, member_lease_name};
 pub use metrics::ShardingMetrics;
 pub use replica::{Shard, ShardGate};

@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{Object, ObjectMeta};
 use clientgo_leaderelection::{
-    Ended, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, Lease, LeaseLock, Lock,
-    LockError,
+    Ended, Fence, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, Lease, LeaseLock,
+    Lock, LockError,
 };
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
 use tokio::time::Instant;
@@ -168,16 +168,19 @@ impl Membership {
     }
 
     /// Takes the member Lease, runs `work` while holding it (cancelled, then dropped, as the
-    /// elector fences leader work), and returns why it ended. A replica whose membership was
-    /// [`Ended::Lost`] must start over (a new informer cache and queue), as a process that
-    /// lost its leader lease exits.
+    /// elector fences leader work), and returns why it ended. `work` is given the token
+    /// cancelled when the membership ends and the Lease's [`Fence`], for what it runs on
+    /// other tasks (a [`WorkerPool`](clientgo_workqueue::WorkerPool)'s workers: pass
+    /// `fence.deadline()` to its `fence`). A replica whose membership was [`Ended::Lost`]
+    /// must start over (a new informer cache and queue), as a process that lost its leader
+    /// lease exits.
     pub async fn run<F, Fut>(
         &self,
         cancel: CancellationToken,
         work: F,
     ) -> Result<Ended, clientgo_leaderelection::ConfigError>
     where
-        F: FnOnce(CancellationToken) -> Fut,
+        F: FnOnce(CancellationToken, Fence) -> Fut,
         Fut: Future<Output = ()>,
     {
         let lock = MemberLock::new(
@@ -187,7 +190,8 @@ impl Membership {
             &self.replica,
         );
         let elector = LeaderElector::new(lock, self.config.clone())?;
-        Ok(elector.run(cancel, work).await)
+        let fence = elector.fence();
+        Ok(elector.run(cancel, |member| work(member, fence)).await)
     }
 }
 

@@ -31,10 +31,16 @@
 //! let informer = factory.dynamic_informer(&primary);
 //! informer.add_event_handler(replica.gate().handler(EnqueueHandler::new(queue.clone())))?;
 //! factory.start(&cancel);
-//! let gate = replica.gate();
-//! let work = |key: Arc<str>| async move { gate.reconcile(&key.clone(), || reconcile(key)).await };
+//! let gate = replica.gate().clone();
+//! let work = move |key: Arc<str>| {
+//!     let gate = gate.clone();
+//!     async move { gate.reconcile(&key.clone(), || reconcile(key)).await }
+//! };
 //! replica
-//!     .run(cancel, |member| WorkerPool::new(4).run(&queue, work, member))
+//!     .run(cancel, |member, fence| {
+//!         // The workers stop when `member` is cancelled, and at the Lease's deadline.
+//!         WorkerPool::new(4).fence(fence.deadline()).run(&queue, work, member)
+//!     })
 //!     .await?;
 //! # Ok(())
 //! # }
@@ -46,7 +52,7 @@
 use std::future::Future;
 
 use clientgo_informer::SharedInformerFactoryBuilder;
-use clientgo_leaderelection::{ConfigError, Ended};
+use clientgo_leaderelection::{ConfigError, Ended, Fence};
 use clientgo_rest::RestClient;
 use tokio_util::sync::CancellationToken;
 
@@ -142,8 +148,9 @@ impl ShardedReplica {
     }
 
     /// Runs until `cancel`: campaigns for the sharder role (again after each lost term) and,
-    /// while this replica holds its member Lease, acknowledges drains beside `work(member)`
-    /// (the workers: they stop taking keys when `member` is cancelled, and are dropped with
+    /// while this replica holds its member Lease, acknowledges drains beside
+    /// `work(member, fence)` (the workers: they stop taking keys when `member` is cancelled,
+    /// stop at the Lease's deadline when given `fence.deadline()`, and are dropped with
     /// everything in flight when the Lease is lost). Returns how the membership ended; after
     /// [`Ended::Lost`] the replica must start over (a new cache and queue), as a process that
     /// lost its leader lease exits.
@@ -153,7 +160,7 @@ impl ShardedReplica {
         work: F,
     ) -> Result<Ended, ConfigError>
     where
-        F: FnOnce(CancellationToken) -> Fut,
+        F: FnOnce(CancellationToken, Fence) -> Fut,
         Fut: Future<Output = ()>,
     {
         let sharder_cancel = cancel.child_token();
@@ -170,9 +177,12 @@ impl ShardedReplica {
         let member = async {
             let ended = self
                 .membership
-                .run(cancel.clone(), |member: CancellationToken| async move {
-                    tokio::join!(gate.run_acks(member.clone()), work(member));
-                })
+                .run(
+                    cancel.clone(),
+                    |member: CancellationToken, fence| async move {
+                        tokio::join!(gate.run_acks(member.clone()), work(member, fence));
+                    },
+                )
                 .await;
             sharder_cancel.cancel();
             ended

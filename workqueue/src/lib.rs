@@ -12,8 +12,10 @@
 //! * [`PriorityQueue`]: a rate-limited queue that hands out the highest priority first, with
 //!   aging so that nothing starves; after a restart, real changes pass the backlog of the
 //!   initial list (not in client-go; controller-runtime has one without aging).
-//! * [`run_workers`] and [`WorkerPool`]: the worker loop around a queue, with panic isolation,
-//!   forget on success, retry after backoff on failure, and a bounded drain on cancel.
+//! * [`run_workers`] and [`WorkerPool`]: the worker loop around a queue, workers as tasks on
+//!   every core, with panic isolation, forget on success, retry after backoff on failure, a
+//!   bounded drain on cancel, and a fence (nothing runs after the pool, nor past a lease's
+//!   deadline).
 //! * Metrics with client-go's names through a [`MetricsProvider`], ready for Prometheus with
 //!   [`PrometheusMetricsProvider`].
 //!
@@ -35,8 +37,10 @@
 //! let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
 //! queue.add(Arc::from("default/web")); // what an event handler does on a change
 //! let shutdown = CancellationToken::new(); // cancelled on SIGTERM in a program
-//! let reconcile = |key: Arc<str>| {
-//!     let shutdown = shutdown.clone();
+//! let stop = shutdown.clone();
+//! // The workers are tasks: the reconcile owns what it uses (clones of handles).
+//! let reconcile = move |key: Arc<str>| {
+//!     let shutdown = stop.clone();
 //!     async move {
 //!         println!("reconciling {key}"); // read the cache, write the difference
 //!         shutdown.cancel(); // (this one stops after a key)

@@ -19,28 +19,49 @@
 //! * A `reconcile` span around each reconcile (target `clientgo_workqueue::journey`, `TRACE`):
 //!   the queue, the key, the worker's index and the outcome, for the flight recorder
 //!   (`clientgo-flightrecorder`) or any tracing backend; the reconcile's requests nest in it.
+//! * The workers are tasks, so N workers use N cores (client-go's are goroutines): one
+//!   CPU-heavy or blocking reconcile stalls its own worker, not the others.
+//! * A fence ([`WorkerPool::fence`]): given the deadline of a lease (a leader election's, a
+//!   shard's), no reconcile starts after it and none in hand is polled again after it.
 //!
-//! The workers are futures polled by the task that awaits [`WorkerPool::run`], not tasks of
-//! their own, on purpose: dropping `run`'s future drops every reconcile in flight, so none
-//! sends another write after it (a controller that lost its lease relies on that fence), and
-//! the queue is shut down first, so their held keys end as done rather than being re-queued.
-//! Reconciles wait on the network, not the CPU, so one task serves them.
+//! ## The fence: nothing runs after `run`
+//!
+//! A controller that lost its lease drops the future of `run` (the elector does), and relies
+//! on this: *once `run` has returned, or its future has been dropped, no reconcile of this
+//! pool is polled again*, so none sends another request. It is kept by one lock, taken for
+//! reading around every poll of every reconcile and for writing once, by the pool, when it
+//! ends: the write waits for the polls in progress on other threads to finish, and marks the
+//! pool fenced, and a reconcile polled after that is dropped unpolled. So a reconcile that
+//! never yields (a long computation) delays the fence until it does; the write it may send at
+//! the end of that poll was started before the fence returned. The queue is shut down first,
+//! so the keys the workers held end as done rather than being re-queued, and the worker tasks
+//! are aborted last. With a lease deadline, each poll of a reconcile first compares the clock
+//! with the deadline: a process that was frozen (SIGSTOP, a paused VM) past its lease resumes
+//! with its reconciles dropped unpolled, whichever task the runtime wakes first.
+//!
+//! Where it differs from client-go: client-go's workers run on until the process exits
+//! (kube-controller-manager exits on a lost lease); here the pool fences itself.
+
+mod fence;
 
 use std::any::Any;
 use std::fmt::Display;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::queue::{Processing, Queue, QueueItem};
+use fence::{Deadline, Fence, Guarded, Outcome, Stopped};
 
 /// How long reconciles in hand may run on after cancel, by default.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -104,6 +125,7 @@ pub struct WorkerPool {
     workers: usize,
     drain_timeout: Duration,
     stats: WorkerStats,
+    deadline: Option<watch::Receiver<Instant>>,
 }
 
 impl WorkerPool {
@@ -113,6 +135,7 @@ impl WorkerPool {
             workers: workers.max(1),
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             stats: WorkerStats::default(),
+            deadline: None,
         }
     }
 
@@ -128,46 +151,72 @@ impl WorkerPool {
         self
     }
 
-    /// Runs the workers until `cancel`, then shuts `queue` down, drains (bounded) and returns.
-    /// Each key is handed to `reconcile`: `Ok` forgets its failures, `Err` or a panic
-    /// retries it after its backoff (on a rate-limited queue; at once on a plain one). The
-    /// queue is shut down when this returns or its future is dropped.
+    /// Works only while a lease is valid: `valid_until` holds the instant until which its
+    /// holder may act, moved forward by each renewal (a leader election's `Fence::deadline`).
+    /// No reconcile starts at or after it, and each poll of a reconcile in hand first checks
+    /// it, so one in hand when it passes is dropped unfinished (its key retried), even when
+    /// the process was frozen and the runtime wakes the reconcile before the elector.
+    pub fn fence(mut self, valid_until: watch::Receiver<Instant>) -> Self {
+        self.deadline = Some(valid_until);
+        self
+    }
+
+    /// Runs the workers, each a task of its own, until `cancel`, then shuts `queue` down,
+    /// drains (bounded) and returns. Each key is handed to `reconcile`: `Ok` forgets its
+    /// failures, `Err` or a panic retries it after its backoff (on a rate-limited queue; at
+    /// once on a plain one). The queue is shut down when this returns or its future is
+    /// dropped, and then no reconcile of the pool is polled again (see the module docs).
     pub async fn run<T, F, Fut, E>(self, queue: &Queue<T>, reconcile: F, cancel: CancellationToken)
     where
-        T: QueueItem + Display,
-        F: Fn(T) -> Fut,
-        Fut: Future<Output = Result<(), E>>,
-        E: Display,
+        T: QueueItem + Display + Sync,
+        F: Fn(T) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Display + 'static,
     {
-        let reconcile = &reconcile;
-        let stats = &self.stats;
-        let mut pool: Vec<_> = (0..self.workers)
-            .map(|index| Box::pin(worker(index, queue, reconcile, stats)))
-            .collect();
-        // Declared after the pool, so dropped before it: a dropped `run` shuts the queue down
-        // before the held keys are released, and they end as done instead of re-queued.
-        let _shut_down = ShutDownOnDrop(queue);
-        let mut all = std::pin::pin!(JoinAll(&mut pool));
-        let mut cancelled = std::pin::pin!(cancel.cancelled());
-        let queue_shut_down = std::future::poll_fn(|cx| {
-            if all.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(true);
+        let shared = Arc::new(Shared {
+            queue: queue.clone(),
+            reconcile,
+            stats: self.stats.clone(),
+            fence: Fence::default(),
+            deadline: self.deadline.clone(),
+        });
+        // Dropped last of all (a dropped `run` included): the queue is shut down, then the
+        // fence closed, then the tasks aborted.
+        let mut pool = Pool {
+            shared: shared.clone(),
+            tasks: JoinSet::new(),
+        };
+        for index in 0..self.workers {
+            pool.tasks.spawn(worker(index, shared.clone()));
+        }
+        let finished = {
+            let mut all = std::pin::pin!(pool.join());
+            let mut cancelled = std::pin::pin!(cancel.cancelled());
+            std::future::poll_fn(|cx| {
+                if all.as_mut().poll(cx).is_ready() {
+                    return std::task::Poll::Ready(true);
+                }
+                cancelled.as_mut().poll(cx).map(|()| false)
+            })
+            .await
+        };
+        if !finished {
+            tracing::info!(drain_timeout = ?self.drain_timeout, "shutting down: draining in-flight work");
+            queue.shut_down();
+            if tokio::time::timeout(self.drain_timeout, pool.join())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    drain_timeout = ?self.drain_timeout,
+                    "reconciles still running after the drain timeout: cancelled"
+                );
             }
-            cancelled.as_mut().poll(cx).map(|()| false)
-        })
-        .await;
-        if queue_shut_down {
-            return; // by someone else: the workers are done
         }
-        tracing::info!(drain_timeout = ?self.drain_timeout, "shutting down: draining in-flight work");
-        queue.shut_down();
-        if tokio::time::timeout(self.drain_timeout, all).await.is_err() {
-            tracing::warn!(
-                drain_timeout = ?self.drain_timeout,
-                "reconciles still running after the drain timeout: cancelled"
-            );
-        }
-        // Dropping the pool here drops any reconcile still in hand: nothing outlives `run`.
+        pool.end();
+        // The aborted tasks release their keys as they go; wait for that, so that nothing of
+        // the pool is left when `run` returns.
+        while pool.tasks.join_next().await.is_some() {}
     }
 }
 
@@ -178,48 +227,139 @@ pub async fn run_workers<T, F, Fut, E>(
     reconcile: F,
     cancel: CancellationToken,
 ) where
-    T: QueueItem + Display,
-    F: Fn(T) -> Fut,
-    Fut: Future<Output = Result<(), E>>,
-    E: Display,
+    T: QueueItem + Display + Sync,
+    F: Fn(T) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: Display + 'static,
 {
     WorkerPool::new(workers).run(queue, reconcile, cancel).await
 }
 
+/// What the workers of one pool share.
+struct Shared<T: QueueItem, F> {
+    queue: Queue<T>,
+    reconcile: F,
+    stats: WorkerStats,
+    fence: Fence,
+    deadline: Option<watch::Receiver<Instant>>,
+}
+
+/// The running pool: its tasks, ended in the order the fence needs when dropped.
+struct Pool<T: QueueItem, F> {
+    shared: Arc<Shared<T, F>>,
+    tasks: JoinSet<()>,
+}
+
+impl<T: QueueItem, F> Pool<T, F> {
+    /// Waits until every worker has returned (the queue shut down and empty). A worker task
+    /// cannot panic (reconciles are caught); if one did, that is logged.
+    async fn join(&mut self) {
+        while let Some(joined) = self.tasks.join_next().await {
+            if let Err(error) = joined
+                && error.is_panic()
+            {
+                tracing::error!("a worker task panicked outside its reconcile");
+            }
+        }
+    }
+
+    /// Shuts the queue down, closes the fence (waiting for reconcile polls in progress), and
+    /// aborts the worker tasks. Idempotent.
+    fn end(&mut self) {
+        self.shared.queue.shut_down();
+        self.shared.fence.close(&self.shared.stats);
+        self.tasks.abort_all();
+    }
+}
+
+impl<T: QueueItem, F> Drop for Pool<T, F> {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
 /// One worker: takes keys until the queue is shut down and empty; once shutting down it
-/// starts nothing new.
-async fn worker<T, F, Fut, E>(index: usize, queue: &Queue<T>, reconcile: &F, stats: &WorkerStats)
+/// starts nothing new, nor while the lease deadline (if any) has passed.
+async fn worker<T, F, Fut, E>(index: usize, shared: Arc<Shared<T, F>>)
 where
-    T: QueueItem + Display,
-    F: Fn(T) -> Fut,
-    Fut: Future<Output = Result<(), E>>,
-    E: Display,
+    T: QueueItem + Display + Sync,
+    F: Fn(T) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: Display + 'static,
 {
+    let Shared {
+        queue,
+        reconcile,
+        stats,
+        fence,
+        deadline,
+    } = &*shared;
+    let mut deadline = deadline.clone();
     while let Some(held) = queue.get().await {
-        if queue.shutting_down() {
+        if queue.shutting_down() || fence.is_closed() {
             held.done();
             continue;
         }
+        if let Some(until) = &mut deadline
+            && Instant::now() >= *until.borrow_and_update()
+        {
+            // Not ours to work on now: back in the queue (a dropped hold is retried), and
+            // wait for a renewal; the pool is ended before then if the lease was lost.
+            drop(held);
+            if until.changed().await.is_err() {
+                return; // the lease's holder is gone: so is this pool, soon
+            }
+            continue;
+        }
+        // Yield once before the reconcile: the queue's hand-off woke the next getter from
+        // this poll, and tokio keeps a task woken that way in this thread's LIFO slot, which
+        // the other threads cannot steal from; a reconcile that held the thread for long
+        // would keep that worker from starting (seen in the parallelism test without this).
+        // After the yield the woken worker runs here next, and this one can be stolen.
+        tokio::task::yield_now().await;
+        let Some(active) = fence.start(stats) else {
+            held.done();
+            continue;
+        };
         let key = held.item().clone();
         // The reconcile's journey span (see the flight recorder): its worker, its outcome.
         let span = tracing::trace_span!(target: "clientgo_workqueue::journey", "reconcile",
             stage = "reconcile", queue = queue.name(), key = %key, worker = index as u64,
             outcome = tracing::field::Empty);
-        let active = Active::new(stats);
-        let outcome = CatchUnwind(Box::pin(reconcile(key)))
-            .instrument(span.clone())
-            .await;
-        active.finished();
+        // A closure that panics before it returns a future fails the key like any panic.
+        let outcome: Outcome<Result<(), E>> =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(key))) {
+                Ok(future) => {
+                    Guarded::new(future, fence, deadline.clone().map(Deadline::new))
+                        .instrument(span.clone())
+                        .await
+                }
+                Err(panic) => Ok(Err(panic)),
+            };
         span.record(
             "outcome",
             match &outcome {
-                Ok(Ok(())) => "ok",
-                Ok(Err(_)) => "error",
-                Err(_) => "panic",
+                Ok(Ok(Ok(()))) => "ok",
+                Ok(Ok(Err(_))) => "error",
+                Ok(Err(_)) => "panic",
+                Err(Stopped::Fenced) => "fenced",
+                Err(Stopped::Expired) => "expired",
             },
         );
         drop(span);
-        settle(held, outcome, stats);
+        match outcome {
+            Ok(outcome) => {
+                active.finished();
+                settle(held, outcome, stats);
+            }
+            // Counted as cancelled; the hold is dropped: done if the queue is shut down,
+            // retried otherwise.
+            Err(Stopped::Fenced) => drop(active),
+            Err(Stopped::Expired) => {
+                tracing::warn!(key = %held.item(), "the lease ran out: reconcile dropped");
+                drop(active);
+            }
+        }
     }
 }
 
@@ -262,75 +402,4 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(not a string)")
-}
-
-/// A reconcile in flight: counted in `active`, and in `cancelled` if dropped unfinished.
-struct Active<'a> {
-    stats: &'a WorkerStats,
-    finished: bool,
-}
-
-impl<'a> Active<'a> {
-    fn new(stats: &'a WorkerStats) -> Self {
-        stats.active.inc();
-        Active {
-            stats,
-            finished: false,
-        }
-    }
-
-    fn finished(mut self) {
-        self.finished = true;
-    }
-}
-
-impl Drop for Active<'_> {
-    fn drop(&mut self) {
-        self.stats.active.dec();
-        if !self.finished {
-            self.stats.cancelled.inc();
-        }
-    }
-}
-
-/// Shuts the queue down when dropped.
-struct ShutDownOnDrop<'a, T: QueueItem>(&'a Queue<T>);
-
-impl<T: QueueItem> Drop for ShutDownOnDrop<'_, T> {
-    fn drop(&mut self) {
-        self.0.shut_down();
-    }
-}
-
-/// Polls a future, turning a panic in any poll into `Err` with the payload.
-struct CatchUnwind<F>(Pin<Box<F>>);
-
-impl<F: Future> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = self.0.as_mut();
-        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
-    }
-}
-
-/// Polls every worker until all have returned.
-struct JoinAll<'a, W>(&'a mut Vec<Pin<Box<W>>>);
-
-impl<W: Future<Output = ()>> Future for JoinAll<'_, W> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.0
-            .retain_mut(|worker| worker.as_mut().poll(cx).is_pending());
-        if self.0.is_empty() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    }
 }

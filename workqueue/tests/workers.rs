@@ -85,7 +85,7 @@ async fn success_forgets_and_an_error_retries_after_the_backoff() {
             run_workers(
                 &queue,
                 2,
-                |key: Arc<str>| {
+                move |key: Arc<str>| {
                     let log = log.clone();
                     async move {
                         log.lock().push(key.to_string());
@@ -125,7 +125,7 @@ async fn a_panicking_reconcile_fails_only_its_key_and_is_retried() {
             run_workers(
                 &queue,
                 1,
-                |key: Arc<str>| {
+                move |key: Arc<str>| {
                     let log = log.clone();
                     async move {
                         log.lock().push(key.to_string());
@@ -171,8 +171,10 @@ async fn cancel_starts_nothing_new_and_drops_what_outlives_the_drain() {
         "{drained:?}"
     );
     assert_eq!(*finished.lock(), vec!["slow".to_owned()]);
+    let mut started = started.lock().clone();
+    started.sort(); // the two workers are tasks: either may start first
     assert_eq!(
-        *started.lock(),
+        started,
         vec!["slow".to_owned(), "stuck".to_owned()],
         "nothing new started after cancel"
     );
@@ -236,4 +238,175 @@ async fn dropping_run_cancels_the_reconciles_in_hand_and_shuts_the_queue_down() 
     assert_eq!(queue.len(), 0);
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(queue.len(), 0);
+}
+
+/// Two CPU-bound reconciles that never yield: each spins until the other has arrived. With
+/// workers as futures of one task (or tasks that tokio never moves to an idle thread) the
+/// second starts only after the first gave up; as tasks that run in parallel, both run at
+/// once. Bounded: each spins at most 60 s of wall time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_run_in_parallel_on_the_runtimes_threads() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let queue = queue_of(&[]);
+    let arrived = Arc::new(AtomicUsize::new(0));
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let done: Log = Arc::default();
+    let cancel = CancellationToken::new();
+    let run = spawn_pool(
+        WorkerPool::new(2),
+        &queue,
+        {
+            let counts = (arrived.clone(), running.clone(), most.clone(), done.clone());
+            move |key: Arc<str>| {
+                let (arrived, running, most, done) = counts.clone();
+                async move {
+                    arrived.fetch_add(1, Ordering::SeqCst);
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    let bound = std::time::Instant::now() + Duration::from_secs(60);
+                    // No await in here: this worker holds its thread until the other arrives.
+                    while arrived.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < bound {
+                        std::hint::spin_loop();
+                    }
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    done.lock().push(key.to_string());
+                    Ok(())
+                }
+            }
+        },
+        cancel.clone(),
+    );
+    // The keys come once the workers wait in `get`: the first woken hands the second key on
+    // from inside its own poll, the path where tokio would keep the second worker in the
+    // first one's thread (its LIFO slot) unless the worker yields before reconciling.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    queue.add(Arc::from("a"));
+    queue.add(Arc::from("b"));
+    for _ in 0..13_000 {
+        if done.lock().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cancel.cancel();
+    run.await.unwrap();
+    assert_eq!(done.lock().len(), 2, "both reconciles finished");
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        2,
+        "the two reconciles ran at the same time, on two threads"
+    );
+}
+
+/// The fence across threads: a reconcile that keeps yielding (polled again and again on the
+/// runtime's threads) is never polled again once the future of `run` has been dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_reconcile_is_polled_after_the_pool_is_dropped() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let queue = queue_of(&["busy-1", "busy-2"]);
+    let polls = Arc::new(AtomicU64::new(0));
+    let stats = WorkerStats::default();
+    let run = spawn_pool(
+        WorkerPool::new(2).stats(stats.clone()),
+        &queue,
+        {
+            let polls = polls.clone();
+            move |_key: Arc<str>| {
+                let polls = polls.clone();
+                async move {
+                    loop {
+                        polls.fetch_add(1, Ordering::SeqCst);
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+        },
+        CancellationToken::new(),
+    );
+    for _ in 0..6000 {
+        if polls.load(Ordering::SeqCst) > 1000 && stats.active.get() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(stats.active.get(), 2, "both reconciles are running");
+    run.abort();
+    assert!(run.await.unwrap_err().is_cancelled());
+    let at_fence = polls.load(Ordering::SeqCst);
+    for _ in 0..2000 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        at_fence,
+        "a reconcile was polled after the pool's future was dropped"
+    );
+    assert_eq!((stats.active.get(), stats.cancelled.get()), (0, 2));
+    assert!(queue.shutting_down());
+}
+
+/// With a lease deadline: a reconcile still in hand when the deadline passes is dropped
+/// unfinished (its key retried), nothing starts while the deadline is past, and a renewal
+/// lets the workers go on. Then the clock jumps past the deadline at once, as for a process
+/// frozen and resumed: the reconcile whose timer fired in the same jump is dropped unpolled.
+#[tokio::test(start_paused = true)]
+async fn past_the_lease_deadline_nothing_starts_and_nothing_in_hand_goes_on() {
+    use tokio::time::Instant;
+    let queue = queue_of(&["work-3600"]);
+    let started: Log = Arc::default();
+    let finished: Log = Arc::default();
+    let stats = WorkerStats::default();
+    let (renew, valid_until) =
+        tokio::sync::watch::channel(Instant::now() + Duration::from_secs(10));
+    let cancel = CancellationToken::new();
+    // Each key works for the seconds its name ends in.
+    let work = {
+        let (started, finished) = (started.clone(), finished.clone());
+        move |key: Arc<str>| {
+            let (started, finished) = (started.clone(), finished.clone());
+            async move {
+                started.lock().push(key.to_string());
+                let seconds = key.rsplit('-').next().unwrap().parse().unwrap();
+                tokio::time::sleep(Duration::from_secs(seconds)).await;
+                finished.lock().push(key.to_string());
+                Ok(())
+            }
+        }
+    };
+    let run = spawn_pool(
+        WorkerPool::new(2).stats(stats.clone()).fence(valid_until),
+        &queue,
+        work,
+        cancel.clone(),
+    );
+    wait_for(&started, 1).await;
+    // The 10 s deadline passes while "work-3600" is in hand.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    assert_eq!((stats.active.get(), stats.cancelled.get()), (0, 1));
+    queue.add(Arc::from("work-2"));
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(
+        *started.lock(),
+        vec!["work-3600".to_owned()],
+        "nothing starts past the deadline"
+    );
+    // A renewal: the workers go on with "work-2" and the retried "work-3600".
+    renew.send_replace(Instant::now() + Duration::from_secs(10));
+    wait_for(&started, 3).await;
+    wait_for(&finished, 1).await;
+    assert_eq!(*finished.lock(), vec!["work-2".to_owned()]);
+    assert_eq!(stats.succeeded.get(), 1);
+    // Frozen: a 15 s reconcile starts, then the clock jumps 20 s at once. Its timer and the
+    // deadline both passed; the deadline is checked first, so it never finishes.
+    queue.add(Arc::from("work-15"));
+    wait_for(&started, 4).await;
+    tokio::time::advance(Duration::from_secs(20)).await;
+    tokio::task::yield_now().await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(*finished.lock(), vec!["work-2".to_owned()]);
+    assert_eq!(stats.cancelled.get(), 3, "work-3600 twice, work-15 once");
+    cancel.cancel();
+    run.await.unwrap();
 }

@@ -240,9 +240,12 @@ impl Sharder {
         }
         tracing::info!(controller = %config.controller, "sharder synced: placing objects");
         let workers = WorkerPool::new(config.workers).drain_timeout(Duration::from_secs(5));
-        let reconcile = |key: Arc<str>| {
+        let reconcile = {
             let state = state.clone();
-            async move { state.reconcile(&key).await }
+            move |key: Arc<str>| {
+                let state = state.clone();
+                async move { state.reconcile(&key).await }
+            }
         };
         tokio::join!(
             state.watch_members(leading.clone()),

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, DynamicObject, Object};
 use clientgo_informer::{EnqueueHandler, SharedIndexInformer};
-use clientgo_leaderelection::LeaderElectionConfig;
+use clientgo_leaderelection::{Fence, LeaderElectionConfig};
 use clientgo_rest::{Config, ListParams, PostParams, ResourceClient, RestClient};
 use clientgo_sharding::{
     Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig, ShardingMetrics,
@@ -205,7 +205,7 @@ pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Rep
         factory.start(&cancel);
         let lister = cache.lister();
         let writes = objects(&client);
-        let reconcile = |key: Arc<str>| {
+        let reconcile = move |key: Arc<str>| {
             let (gate, lister, writes, log, id) = (
                 gate.clone(),
                 lister.clone(),
@@ -222,9 +222,10 @@ pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Rep
                 .await
             }
         };
-        let workers = |member: CancellationToken| {
+        let workers = |member: CancellationToken, fence: Fence| {
             WorkerPool::new(4)
                 .drain_timeout(Duration::from_secs(5))
+                .fence(fence.deadline())
                 .run(&queue, reconcile, member)
         };
         let _ = sharded.run(cancel.clone(), workers).await;
