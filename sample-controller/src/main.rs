@@ -16,7 +16,10 @@
 //!
 //! Exit status: 0 after a clean shutdown (SIGINT, SIGTERM) or the demo; 1 on an error,
 //! including a lost lease with `--leader-elect` (the work is fenced and the process exits,
-//! as kube-controller-manager does, so that its Deployment restarts it).
+//! as kube-controller-manager does, so that its Deployment restarts it); 2 on a usage error:
+//! clap's, or, before connecting to anything, a `--identity` (with `--sharded`) or a
+//! `--lease-name` (with `--leader-elect`) that would name a Lease or a label value the API
+//! server refuses, which no retry would mend.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -25,8 +28,10 @@ use clap::Parser;
 use clientgo_flightrecorder::Recorder;
 use clientgo_rest::RestClient;
 use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
+use clientgo_sample_controller::controller::CONTROLLER_NAME;
 use clientgo_sample_controller::serve::{self, Endpoints};
 use clientgo_sample_controller::{app, demo, sharded};
+use clientgo_sharding::identity::{self, IdentityError};
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -70,7 +75,11 @@ struct Args {
     /// The Lease's name.
     #[arg(long, default_value = "sample-controller")]
     lease_name: String,
-    /// This replica's identity in the Lease (default: hostname and process id).
+    /// This replica's identity: with --leader-elect the Lease's holder (any string); with
+    /// --sharded the value of its Foos' shard label and the end of its member Lease's name
+    /// (lowercase letters, digits, '-' and '.', at most 63). Default: the hostname made
+    /// lowercase and valid, and the process id. Give the pod name to keep a replica's Foos
+    /// across restarts.
     #[arg(long)]
     identity: Option<String>,
     /// Run as one of several shards: every replica reconciles the Foos the sharder assigns
@@ -158,6 +167,17 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let identity = args
+        .identity
+        .clone()
+        .unwrap_or_else(identity::default_identity);
+    if !args.demo
+        && let Err(error) = check_names(&args, &identity)
+    {
+        eprintln!("sample-controller: {error}");
+        // clap's exit code for a usage error.
+        return ExitCode::from(2);
+    }
     let recorder =
         (trace.is_some() || (!args.demo && args.health_addr.is_some())).then(Recorder::default);
     init_tracing(recorder.as_ref());
@@ -170,7 +190,7 @@ async fn main() -> ExitCode {
             _ => result,
         }
     } else {
-        run(args, recorder).await
+        run(args, identity, recorder).await
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -181,7 +201,40 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args, recorder: Option<Recorder>) -> Result<(), String> {
+/// Checks the flags that name Kubernetes objects and label values, before connecting: the API
+/// server would refuse a bad one on every request, forever (a member Lease named
+/// `sample-controller-shard-<host>_<pid>` is refused with a 422 every few seconds). With
+/// `--sharded`, `identity` (given or default) ends the member Lease's name and is the shard
+/// label's value; with `--leader-elect`, `--lease-name` names the Lease and `identity` is
+/// only its holder string. Returns the one-line usage error.
+fn check_names(args: &Args, identity: &str) -> Result<(), String> {
+    if args.sharded {
+        return identity::validate_identity(CONTROLLER_NAME, identity).map_err(|error| {
+            match error {
+                IdentityError::ControllerNotLabelValue { .. }
+                | IdentityError::SharderLeaseName { .. } => error.to_string(),
+                // The identity's errors read `identity "<identity>": ...`.
+                _ if args.identity.is_some() => format!("--{error}"),
+                _ => format!("the default {error}; give one with --identity"),
+            }
+        });
+    }
+    if args.leader_elect {
+        if !identity::is_dns1123_subdomain(&args.lease_name) {
+            return Err(format!(
+                "--lease-name {:?}: not a DNS-1123 subdomain ({}), and it names the Lease",
+                args.lease_name,
+                identity::DNS1123_SUBDOMAIN_RULE
+            ));
+        }
+        if identity.is_empty() {
+            return Err("--identity \"\": must not be empty (it names the Lease's holder)".into());
+        }
+    }
+    Ok(())
+}
+
+async fn run(args: Args, identity: String, recorder: Option<Recorder>) -> Result<(), String> {
     let config = if args.kubeconfig.is_some() || args.context.is_some() {
         Config::from_kubeconfig(&KubeconfigOptions {
             loading_rules: args.kubeconfig.as_ref().map(LoadingRules::explicit),
@@ -201,10 +254,6 @@ async fn run(args: Args, recorder: Option<Recorder>) -> Result<(), String> {
         RestClient::new(&config)
     }
     .map_err(|e| e.to_string())?;
-    let identity = args.identity.clone().unwrap_or_else(|| {
-        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "sample-controller".into());
-        format!("{host}_{}", std::process::id())
-    });
     let leader_election = if args.leader_elect {
         Some(
             app::LeaderElection::new(

@@ -6,6 +6,8 @@
 //! others wait. This crate follows the label-based design of timebertt's
 //! kubernetes-controller-sharding, built from this project's own pieces:
 //!
+//! * [`identity`]: a replica's default identity, and the checks an identity and a controller
+//!   name must pass to name Leases and label values the API server accepts.
 //! * [`membership`]: each replica holds a Lease of its own, labelled with the controller's
 //!   name and renewed like a leader lease; its work is fenced when renewals fail, and the
 //!   Lease is released on a clean shutdown. The members are the replicas with valid Leases.
@@ -35,6 +37,7 @@
 
 #![deny(missing_docs)]
 
+pub mod identity;
 pub mod membership;
 pub mod metrics;
 pub mod replica;
@@ -44,6 +47,7 @@ pub mod sharder;
 
 /// The deadline of a member Lease, handed to the work of [`ShardedReplica::run`].
 pub use clientgo_leaderelection::Fence;
+pub use identity::{IdentityError, default_identity, validate_identity};
 pub use membership::{MemberLock, Membership, member_lease_name};
 pub use metrics::ShardingMetrics;
 pub use replica::{Shard, ShardGate};

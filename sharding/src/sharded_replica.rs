@@ -56,6 +56,7 @@ use clientgo_leaderelection::{ConfigError, Ended, Fence};
 use clientgo_rest::RestClient;
 use tokio_util::sync::CancellationToken;
 
+use crate::identity::{IdentityError, validate_identity};
 use crate::membership::Membership;
 use crate::replica::{Shard, ShardGate};
 use crate::ring::Partition;
@@ -68,6 +69,23 @@ pub enum ReplicaError {
     /// whose keys the workers reconcile and whose drains the gate acknowledges.
     #[error("no sharded resource is placed by its own key (Partition::Object)")]
     NoPrimaryResource,
+    /// More than one resource of the configuration is placed by its own key: the gate
+    /// acknowledges drains of one primary resource only, so the others' drains would never
+    /// be acknowledged and their objects would never move.
+    #[error(
+        "several sharded resources are placed by their own key (Partition::Object): {}; the \
+         gate acknowledges drains of one primary resource only, so drains of the others would \
+         never be acknowledged and would block rebalancing",
+        kinds.join(", ")
+    )]
+    SeveralPrimaryResources {
+        /// The kinds of the resources placed by their own key, in the configuration's order.
+        kinds: Vec<String>,
+    },
+    /// The replica's identity or the controller's name would name a Lease or a label value
+    /// the API server refuses (see [`validate_identity`]).
+    #[error(transparent)]
+    InvalidIdentity(#[from] IdentityError),
 }
 
 /// One replica of a sharded controller; see the module docs. Clones share the gate.
@@ -81,23 +99,36 @@ pub struct ShardedReplica {
 
 impl ShardedReplica {
     /// Replica `config.identity` of `config.controller`:
-    /// * its gate acknowledges drains of the first resource of `config.resources` placed by
+    /// * its gate acknowledges drains of the one resource of `config.resources` placed by
     ///   its own key (the primary one), through `client`;
     /// * its member Lease, in `config.lease_namespace` with `config.election`'s timings, is
     ///   read and written through `election_client` (best a client of its own, see
     ///   [`clientgo_leaderelection::leader_election_client`], so that renewals never wait
     ///   behind the controller's requests; `client` itself will do in tests);
     /// * its sharder candidate labels objects through `client`.
+    ///
+    /// Refuses an identity or a controller name the API server would refuse in a Lease name
+    /// or a label value ([`validate_identity`]), a configuration without a primary resource,
+    /// and one with several.
     pub fn new(
         client: &RestClient,
         election_client: &RestClient,
         config: SharderConfig,
     ) -> Result<Self, ReplicaError> {
-        let primary = config
+        validate_identity(&config.controller, &config.identity)?;
+        let primaries: Vec<_> = config
             .resources
             .iter()
-            .find(|r| r.partition == Partition::Object)
-            .ok_or(ReplicaError::NoPrimaryResource)?;
+            .filter(|r| r.partition == Partition::Object)
+            .collect();
+        let primary = match primaries[..] {
+            [] => return Err(ReplicaError::NoPrimaryResource),
+            [primary] => primary,
+            ref several => {
+                let kinds = several.iter().map(|r| r.resource.kind.clone()).collect();
+                return Err(ReplicaError::SeveralPrimaryResources { kinds });
+            }
+        };
         let shard = Shard::new(&config.controller, &config.identity);
         let gate = ShardGate::new(shard, client, &primary.resource);
         let election = &config.election;
@@ -226,9 +257,65 @@ mod tests {
             ShardedReplica::new(&client, &client, config),
             Err(ReplicaError::NoPrimaryResource)
         ));
-        let config = SharderConfig::new("c", "leases", "a", vec![dependent, primary]);
+        let config =
+            SharderConfig::new("c", "leases", "a", vec![dependent.clone(), primary.clone()]);
         let replica = ShardedReplica::new(&client, &client, config).unwrap();
         assert_eq!(replica.shard(), &Shard::new("c", "a"));
         assert_eq!(replica.membership.replica(), "a");
+
+        // A second resource placed by its own key: its drains would never be acknowledged.
+        let other = ShardedResource {
+            resource: resource("Bar"),
+            partition: Partition::Object,
+        };
+        let config = SharderConfig::new(
+            "c",
+            "leases",
+            "a",
+            vec![primary.clone(), dependent.clone(), other],
+        );
+        let error = ShardedReplica::new(&client, &client, config).unwrap_err();
+        assert!(
+            matches!(&error, ReplicaError::SeveralPrimaryResources { kinds } if kinds == &["Foo", "Bar"]),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert!(message.contains("Foo, Bar"), "{message}");
+        assert!(message.contains("would block rebalancing"), "{message}");
+    }
+
+    #[test]
+    fn an_identity_or_controller_the_api_server_would_refuse_is_refused() {
+        let client = RestClient::new(&Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap();
+        let primary = ShardedResource {
+            resource: resource("Foo"),
+            partition: Partition::Object,
+        };
+        let build = |controller: &str, identity: &str| {
+            let config = SharderConfig::new(controller, "leases", identity, vec![primary.clone()]);
+            ShardedReplica::new(&client, &client, config)
+        };
+        for identity in ["Host_1", "", &"a".repeat(64), "a-"] {
+            assert!(
+                matches!(build("c", identity), Err(ReplicaError::InvalidIdentity(_))),
+                "{identity:?}"
+            );
+        }
+        assert!(matches!(
+            build("Ctl", "a"),
+            Err(ReplicaError::InvalidIdentity(
+                IdentityError::SharderLeaseName { .. }
+            ))
+        ));
+        let error = build("sample-controller", "Host_1").err().unwrap();
+        assert_eq!(
+            error.to_string(),
+            IdentityError::MemberLeaseName {
+                identity: "Host_1".into(),
+                lease: "sample-controller-shard-Host_1".into(),
+            }
+            .to_string()
+        );
+        assert!(build("sample-controller", "sample-controller-7d9f8-x2x4k").is_ok());
     }
 }
