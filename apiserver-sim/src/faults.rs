@@ -136,8 +136,11 @@ pub struct Faults {
     latency: Mutex<Duration>,
     delays: Mutex<Vec<Delay>>,
     delayed: AtomicUsize,
-    watch_tx: broadcast::Sender<WatchFault>,
+    watch_tx: broadcast::Sender<TargetedWatchFault>,
 }
+
+/// A watch fault and the resource (plural) whose watches it is for; `None`: every watch.
+pub type TargetedWatchFault = (Option<String>, WatchFault);
 
 impl Default for Faults {
     fn default() -> Faults {
@@ -227,11 +230,21 @@ impl Faults {
 
     /// Sends `fault` to every open watch; returns how many watches received it.
     pub fn watches(&self, fault: WatchFault) -> usize {
-        self.watch_tx.send(fault).unwrap_or(0)
+        self.watch_tx.send((None, fault)).unwrap_or(0)
     }
 
-    /// A receiver of watch faults, for one watch stream.
-    pub fn subscribe_watch(&self) -> broadcast::Receiver<WatchFault> {
+    /// Sends `fault` to the open watches of one resource (its plural, e.g. `leases`) only;
+    /// returns how many watches of any resource received it (the others ignore it), so 0
+    /// means that no watch was open at all.
+    pub fn watches_of(&self, resource: &str, fault: WatchFault) -> usize {
+        self.watch_tx
+            .send((Some(resource.to_owned()), fault))
+            .unwrap_or(0)
+    }
+
+    /// A receiver of watch faults, for one watch stream: it applies those whose resource is
+    /// `None` or its own.
+    pub fn subscribe_watch(&self) -> broadcast::Receiver<TargetedWatchFault> {
         self.watch_tx.subscribe()
     }
 }

@@ -1,12 +1,15 @@
 //! `--sharded`: the Foo controller as one of N shards, each replica reconciling the Foos the
 //! sharder assigned it (see the `clientgo-sharding` crate), instead of one leader doing all.
 //!
-//! The wiring of [`app`], with three differences:
+//! The wiring of [`app`], with these differences:
 //! * The informer factory's list options carry the shard's label selector, so this
 //!   replica's caches hold only its Foos and their Deployments (the sharder labels a
 //!   Deployment with its Foo's shard).
 //! * Leader election is only for the sharder role: every replica campaigns, one labels the
 //!   objects; every replica reconciles. A replica that loses the sharder role campaigns again.
+//! * The replica joins (takes its member Lease) only once its caches have synced, and exits
+//!   non-zero without joining if they do not within a minute: a member is assigned Foos, so
+//!   it must be able to reconcile them.
 //! * The workers run while this replica holds its member Lease, and go through a
 //!   [`ShardGate`]: a Foo being drained is no longer reconciled here, and once its reconcile
 //!   in hand (if any) has finished the gate gives it back. The workers stop at the Lease's
@@ -225,20 +228,32 @@ impl Replica {
         let (workers, drain) = (app.options.workers, app.options.drain_timeout);
         let (foos, deployments) = (&app.foos, &app.deployments);
         let (gate, controller) = (sharded.gate(), &app.controller);
-        // While this replica holds its member Lease: once the shard's caches have synced,
-        // the workers, each reconcile through the gate.
-        let work = |member: CancellationToken, fence: Fence| async move {
-            let caches: [&dyn InformerSynced; 2] = [foos, deployments];
-            tokio::select! {
-                synced = wait_for_cache_sync(&caches, Duration::from_secs(60)) => {
-                    if let Err(error) = synced {
-                        tracing::error!(%error, "caches not synced: this shard stops");
-                        return;
-                    }
-                }
-                () = member.cancelled() => return,
+        // No Lease without work: this replica joins the shards only once its caches have
+        // synced (the informers retry with backoff meanwhile, and /readyz says not ready),
+        // and gives up, exiting non-zero without ever holding its member Lease, if they have
+        // not within a minute.
+        let caches: [&dyn InformerSynced; 2] = [foos, deployments];
+        let synced = tokio::select! {
+            synced = wait_for_cache_sync(&caches, Duration::from_secs(60)) => Some(synced),
+            () = cancel.cancelled() => None,
+        };
+        match synced {
+            Some(Ok(())) => {}
+            Some(Err(error)) => {
+                app::stop(&informers, &app.factory, &app.broadcaster).await;
+                return Err(RunError::Controller(format!(
+                    "caches not synced ({error}): not joining the shards"
+                )));
             }
-            tracing::info!(shard = %gate.shard().replica(), "caches synced; reconciling this shard's Foos");
+            None => {
+                app::stop(&informers, &app.factory, &app.broadcaster).await;
+                return Ok(());
+            }
+        }
+        tracing::info!(shard = %gate.shard().replica(), "caches synced; joining the shards");
+        // While this replica holds its member Lease: the workers, each reconcile through the
+        // gate, stopped at the Lease's deadline as well as by the elector.
+        let work = |member: CancellationToken, fence: Fence| async move {
             let reconcile = {
                 let (gate, controller) = (gate.clone(), controller.clone());
                 move |key: Arc<str>| {
@@ -253,11 +268,17 @@ impl Replica {
                 .run(controller.queue(), reconcile, member)
                 .await;
         };
+        let cancel_seen = cancel.clone();
         let ended = sharded.run(cancel, work).await;
         app::stop(&informers, &app.factory, &app.broadcaster).await;
         match ended.map_err(|e| RunError::Controller(e.to_string()))? {
             Ended::Lost => Err(RunError::LostLeadership { lease }),
-            Ended::Cancelled | Ended::WorkFinished => Ok(()),
+            Ended::Cancelled => Ok(()),
+            // The workers return only when cancelled; anything else left the shards.
+            Ended::WorkFinished if cancel_seen.is_cancelled() => Ok(()),
+            Ended::WorkFinished => Err(RunError::Controller(
+                "the workers stopped: left the shards".into(),
+            )),
         }
     }
 }

@@ -17,7 +17,9 @@
 //!   Leases and labels each object `shard.clientgo-rs.io/<controller>: <replica>`. An object
 //!   leaving a live shard is first marked `drain.shard.clientgo-rs.io/<controller>`; the old
 //!   owner finishes its work on it and removes both labels; only then is the new shard
-//!   assigned. An object of a dead shard moves at once.
+//!   assigned. An object of a dead shard moves once the sharder holds that shard's Lease
+//!   (taken by compare-and-swap; see [`sharder`]'s fence), never while the shard may still
+//!   be working.
 //! * [`replica`]: a replica's side: the label selector for its informer factory, and the
 //!   [`ShardGate`] its handlers and workers go through to honour drains.
 //! * [`metrics`]: objects per shard, moves, drain durations, assignment latency.

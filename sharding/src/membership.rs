@@ -197,33 +197,55 @@ impl Membership {
 
 /// What the sharder saw of one member Lease.
 #[derive(Debug, Clone)]
-struct Seen {
-    holder: String,
-    resource_version: String,
-    duration: Duration,
+pub(crate) struct Seen {
+    /// The holder written in the Lease: the replica itself while it is a member; empty once
+    /// released; the sharder's marker while the sharder holds it.
+    pub(crate) holder: String,
+    pub(crate) resource_version: String,
+    pub(crate) duration: Duration,
     /// When the sharder saw the current resourceVersion first.
-    at: Instant,
+    pub(crate) at: Instant,
 }
 
 /// The sharder's view of the members: which Leases are valid, judged on its own clock.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LiveMembers {
+    /// `<controller>-shard-`: a member Lease's name is this and the replica's identity.
+    prefix: String,
+    /// By replica.
     leases: HashMap<String, Seen>,
 }
 
 impl LiveMembers {
+    /// No members yet, of `controller`'s shards.
+    pub fn new(controller: &str) -> Self {
+        LiveMembers {
+            prefix: member_lease_name(controller, ""),
+            leases: HashMap::new(),
+        }
+    }
+
+    /// The replica whose member Lease this is, if it is one of this controller's.
+    pub fn replica_of<'a>(&self, lease_name: &'a str) -> Option<&'a str> {
+        lease_name
+            .strip_prefix(&self.prefix)
+            .filter(|replica| !replica.is_empty())
+    }
+
     /// Records the Lease as seen now (a renewal if its resourceVersion changed).
     pub fn observe(&mut self, lease: &Lease) {
-        let name = lease.name().to_owned();
+        let Some(replica) = self.replica_of(lease.name()) else {
+            return;
+        };
         let resource_version = lease.resource_version();
         let seconds = u64::try_from(lease.spec.lease_duration_seconds).unwrap_or(0);
-        if let Some(seen) = self.leases.get(&name)
+        if let Some(seen) = self.leases.get(replica)
             && seen.resource_version == resource_version
         {
             return;
         }
         self.leases.insert(
-            name,
+            replica.to_owned(),
             Seen {
                 holder: lease.spec.holder_identity.clone(),
                 resource_version: resource_version.to_owned(),
@@ -234,8 +256,22 @@ impl LiveMembers {
     }
 
     /// Forgets a deleted Lease.
-    pub fn forget(&mut self, name: &str) {
-        self.leases.remove(name);
+    pub fn forget(&mut self, lease_name: &str) {
+        if let Some(replica) = self.replica_of(lease_name) {
+            let replica = replica.to_owned();
+            self.leases.remove(&replica);
+        }
+    }
+
+    /// What was last seen of `replica`'s Lease.
+    pub(crate) fn seen(&self, replica: &str) -> Option<&Seen> {
+        self.leases.get(replica)
+    }
+
+    /// Whether `replica` holds its own Lease and the sharder saw it renewed within its
+    /// duration.
+    fn live(replica: &str, seen: &Seen, now: Instant) -> bool {
+        seen.holder == replica && now < seen.at + seen.duration
     }
 
     /// The ring of the members whose Leases are valid now.
@@ -243,9 +279,9 @@ impl LiveMembers {
         let now = Instant::now();
         Ring::new(
             self.leases
-                .values()
-                .filter(|seen| !seen.holder.is_empty() && now < seen.at + seen.duration)
-                .map(|seen| seen.holder.clone()),
+                .iter()
+                .filter(|(replica, seen)| Self::live(replica, seen, now))
+                .map(|(replica, _)| replica.clone()),
         )
     }
 
@@ -253,10 +289,9 @@ impl LiveMembers {
     pub fn next_expiry(&self) -> Option<Instant> {
         let now = Instant::now();
         self.leases
-            .values()
-            .filter(|seen| !seen.holder.is_empty())
-            .map(|seen| seen.at + seen.duration)
-            .filter(|&expiry| expiry > now)
+            .iter()
+            .filter(|(replica, seen)| Self::live(replica, seen, now))
+            .map(|(_, seen)| seen.at + seen.duration)
             .min()
     }
 }
@@ -276,7 +311,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_member_lives_one_duration_past_the_renewal_the_sharder_saw() {
-        let mut live = LiveMembers::default();
+        let mut live = LiveMembers::new("c");
         live.observe(&lease("c-shard-a", "a", "1", 15));
         live.observe(&lease("c-shard-b", "b", "1", 15));
         assert_eq!(live.ring(), Ring::new(["a", "b"]));
@@ -295,10 +330,23 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_released_lease_is_no_member() {
-        let mut live = LiveMembers::default();
+        let mut live = LiveMembers::new("c");
         live.observe(&lease("c-shard-a", "a", "1", 15));
         live.observe(&lease("c-shard-a", "", "2", 1));
         assert!(live.ring().is_empty());
         assert_eq!(live.next_expiry(), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_held_by_the_sharder_or_of_another_controller_is_no_member() {
+        let mut live = LiveMembers::new("c");
+        live.observe(&lease("c-shard-a", "sharder:c", "1", 15));
+        live.observe(&lease("d-shard-b", "b", "1", 15));
+        live.observe(&lease("c-shard-", "x", "1", 15));
+        assert!(live.ring().is_empty());
+        assert_eq!(live.replica_of("c-shard-a"), Some("a"));
+        assert_eq!(live.replica_of("c-sharder"), None);
+        live.observe(&lease("c-shard-a", "a", "2", 15)); // the replica took it back
+        assert_eq!(live.ring(), Ring::new(["a"]));
     }
 }

@@ -53,6 +53,9 @@ pub struct ShardingMetrics {
     pub drain_duration: Histogram,
     /// Object seen without a shard → its shard label written, in seconds.
     pub assignment_latency: Histogram,
+    /// Member Leases the sharder took over (compare-and-swap) before moving a dead or
+    /// departed member's objects.
+    pub members_fenced: Counter,
 }
 
 impl Default for ShardingMetrics {
@@ -65,6 +68,7 @@ impl Default for ShardingMetrics {
             // 1 ms .. ~65 s.
             drain_duration: Histogram::new(exponential_buckets(0.001, 2.0, 17)),
             assignment_latency: Histogram::new(exponential_buckets(0.001, 2.0, 17)),
+            members_fenced: Counter::default(),
         }
     }
 }
@@ -94,6 +98,11 @@ impl ShardingMetrics {
             "assignment_latency_seconds",
             "From an object seen without a shard to its shard label written",
             self.assignment_latency.clone(),
+        );
+        registry.register(
+            "members_fenced",
+            "Member Leases the sharder took over before moving a dead or departed member's objects",
+            self.members_fenced.clone(),
         );
     }
 

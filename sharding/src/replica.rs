@@ -90,6 +90,9 @@ impl Shard {
     }
 }
 
+/// Drain acknowledgements sent at once, at most.
+pub const MAX_ACKS_IN_FLIGHT: usize = 16;
+
 /// What the gate knows of one key.
 #[derive(Debug, Default, Clone, Copy)]
 struct KeyState {
@@ -285,7 +288,9 @@ impl ShardGate {
         loop {
             tokio::select! {
                 () = cancel.cancelled() => break,
-                key = acks.recv() => match key {
+                // Bounded: a join that drains hundreds of objects queues its keys in the
+                // channel, not as hundreds of tasks waiting on the throttle at once.
+                key = acks.recv(), if pending.len() < MAX_ACKS_IN_FLIGHT => match key {
                     Some(key) => {
                         let gate = self.clone();
                         let cancel = cancel.clone();

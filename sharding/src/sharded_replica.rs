@@ -105,7 +105,8 @@ impl ShardedReplica {
     ///   read and written through `election_client` (best a client of its own, see
     ///   [`clientgo_leaderelection::leader_election_client`], so that renewals never wait
     ///   behind the controller's requests; `client` itself will do in tests);
-    /// * its sharder candidate labels objects through `client`.
+    /// * its sharder candidate labels objects through `client`, and campaigns and holds
+    ///   departed members' Leases through `election_client`.
     ///
     /// Refuses an identity or a controller name the API server would refuse in a Lease name
     /// or a label value ([`validate_identity`]), a configuration without a primary resource,
@@ -147,7 +148,7 @@ impl ShardedReplica {
             gate,
             membership,
             watch_namespace: config.watch_namespace.clone(),
-            sharder: Sharder::new(client, config),
+            sharder: Sharder::new(client, config).election_client(election_client),
         })
     }
 
@@ -184,7 +185,10 @@ impl ShardedReplica {
     /// stop at the Lease's deadline when given `fence.deadline()`, and are dropped with
     /// everything in flight when the Lease is lost). Returns how the membership ended; after
     /// [`Ended::Lost`] the replica must start over (a new cache and queue), as a process that
-    /// lost its leader lease exits.
+    /// lost its leader lease exits. Work that returns by itself ends the membership, and the
+    /// Lease is released ([`Ended::WorkFinished`]): a replica holds a Lease only while it
+    /// works. So sync the caches before calling this, and let the work return only on
+    /// `member`'s cancellation.
     pub async fn run<F, Fut>(
         &self,
         cancel: CancellationToken,
@@ -211,7 +215,14 @@ impl ShardedReplica {
                 .run(
                     cancel.clone(),
                     |member: CancellationToken, fence| async move {
-                        tokio::join!(gate.run_acks(member.clone()), work(member, fence));
+                        // No Lease without work: when the work returns, so does the membership
+                        // (the Lease is released), or the sharder would go on assigning
+                        // objects that nobody here reconciles.
+                        let acks = gate.run_acks(member.clone());
+                        tokio::select! {
+                            () = work(member.clone(), fence) => {}
+                            () = acks => {}
+                        }
                     },
                 )
                 .await;

@@ -346,6 +346,20 @@ async fn scenario(seed: u64) {
         dead > 0,
         "no object moved off the dead shard by the dead-shard path"
     );
+    let fenced: u64 = world
+        .sharders()
+        .iter()
+        .map(|m| m.members_fenced.get())
+        .sum();
+    assert!(fenced > 0, "the dead shard's Lease was never taken over");
+    // Its objects all moved: the sharder gives its hold up by deleting the Lease.
+    let leases = ResourceClient::<Lease>::namespaced(&world.observer, LEASES);
+    let lease = clientgo_sharding::member_lease_name(CONTROLLER, &victim);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while leases.get(&lease, &GetParams::default()).await.is_ok() {
+        assert!(Instant::now() < deadline, "{lease} still there after 60 s");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 
     // A replica restarted (clean stop, same identity).
     let again = world.replicas.keys().next().cloned().unwrap();

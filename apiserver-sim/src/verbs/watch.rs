@@ -341,17 +341,18 @@ impl Watcher {
                 }
                 () = tokio::time::sleep_until(deadline) => return Ok(()),
                 fault = faults.recv() => match fault {
-                    Ok(WatchFault::Close) => return Ok(()),
-                    Ok(WatchFault::CutMidFrame) => {
+                    Ok((Some(resource), _)) if resource != self.info.plural => {}
+                    Ok((_, WatchFault::Close)) => return Ok(()),
+                    Ok((_, WatchFault::CutMidFrame)) => {
                         self.send(Bytes::from_static(b"{\"type\":\"MODIFIED\",\"object\":{\"kind\":")).await?;
                         let _ = self.tx.send(Err(io::Error::new(io::ErrorKind::ConnectionAborted, "injected: stream cut"))).await;
                         return Ok(());
                     }
-                    Ok(WatchFault::MalformedFrame) => {
+                    Ok((_, WatchFault::MalformedFrame)) => {
                         self.send(Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{this is not json}\n")).await?;
                     }
-                    Ok(WatchFault::Stall) => stalled = true,
-                    Ok(WatchFault::Error(e)) => {
+                    Ok((_, WatchFault::Stall)) => stalled = true,
+                    Ok((_, WatchFault::Error(e))) => {
                         return match e.to_api_error() {
                             Some(e) => self.send(error_frame(&e)).await,
                             None => Ok(()),

@@ -27,7 +27,10 @@
 //! is refused with a conflict when the object changed since it was read), so a decision taken
 //! on a stale cache is never applied; the newer version's watch event brings the key back.
 
+mod fence;
 mod place;
+
+pub use fence::sharder_holder;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -41,7 +44,7 @@ use clientgo_informer::{
 use clientgo_leaderelection::{
     ConfigError, Ended, LeaderElectionConfig, LeaderElector, Lease, LeaseLock,
 };
-use clientgo_rest::RestClient;
+use clientgo_rest::{ResourceClient, RestClient};
 use clientgo_workqueue::{
     AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, PriorityQueue, PriorityQueueConfig,
     WorkerPool,
@@ -114,6 +117,7 @@ impl SharderConfig {
 #[derive(Debug, Clone)]
 pub struct Sharder {
     client: RestClient,
+    election_client: RestClient,
     config: SharderConfig,
     metrics: ShardingMetrics,
 }
@@ -124,11 +128,17 @@ struct State {
     shard_label: String,
     drain_label: String,
     client: RestClient,
+    /// The member Leases, through the election client (see [`fence`]).
+    leases: ResourceClient<Lease>,
     metrics: ShardingMetrics,
     informers: Vec<SharedIndexInformer<PartialObjectMetadata>>,
     queue: PriorityQueue<Arc<str>>,
     ring: RwLock<Ring>,
     live: Mutex<LiveMembers>,
+    /// Member Leases the sharder holds, by replica (see [`fence`]).
+    holds: Mutex<HashMap<String, fence::Hold>>,
+    /// Shards whose objects wait for a hold on their Lease to move.
+    fence_wanted: Mutex<HashSet<String>>,
     members_changed: Notify,
     /// Unassigned objects: when the sharder first saw each without a shard.
     unassigned_since: Mutex<HashMap<String, Instant>>,
@@ -139,14 +149,24 @@ struct State {
 }
 
 impl Sharder {
-    /// A sharder over `client` (the controller's own is fine: it writes labels, not leases;
-    /// the election uses a client of its own built the same way by the caller if wanted).
+    /// A sharder writing labels through `client`; its election and its holds on member
+    /// Leases go through the same client unless given one of their own
+    /// ([`election_client`](Sharder::election_client)).
     pub fn new(client: &RestClient, config: SharderConfig) -> Self {
         Sharder {
             client: client.clone(),
+            election_client: client.clone(),
             config,
             metrics: ShardingMetrics::default(),
         }
+    }
+
+    /// The client for the sharder's election and its holds on member Leases: best one of its
+    /// own ([`clientgo_leaderelection::leader_election_client`]), so that a rebalance's label
+    /// writes, queued in the throttle, never delay a renewal past the renew deadline.
+    pub fn election_client(mut self, client: &RestClient) -> Self {
+        self.election_client = client.clone();
+        self
     }
 
     /// The metrics (clones share the values).
@@ -158,7 +178,7 @@ impl Sharder {
     /// election (then returns: start over, as after any lost lease).
     pub async fn run(&self, cancel: CancellationToken) -> Result<Ended, ConfigError> {
         let lock = LeaseLock::new(
-            &self.client,
+            &self.election_client,
             &self.config.lease_namespace,
             format!("{}-sharder", self.config.controller),
             &self.config.identity,
@@ -189,6 +209,7 @@ impl Sharder {
             shard_label: shard_label(&config.controller),
             drain_label: drain_label(&config.controller),
             client: self.client.clone(),
+            leases: ResourceClient::namespaced(&self.election_client, &config.lease_namespace),
             metrics: self.metrics.clone(),
             informers: config
                 .resources
@@ -200,7 +221,9 @@ impl Sharder {
                 PriorityQueueConfig::named(format!("{}-sharder", config.controller)),
             ),
             ring: RwLock::new(Ring::default()),
-            live: Mutex::new(LiveMembers::default()),
+            live: Mutex::new(LiveMembers::new(&config.controller)),
+            holds: Mutex::new(HashMap::new()),
+            fence_wanted: Mutex::new(HashSet::new()),
             members_changed: Notify::new(),
             unassigned_since: Mutex::new(HashMap::new()),
             draining_since: Mutex::new(HashMap::new()),
@@ -282,7 +305,8 @@ impl State {
     }
 
     /// Follows the member Leases: a new ring on every change of the live members, including
-    /// a Lease running out; refreshes the per-shard object counts on the way.
+    /// a Lease running out; takes, renews and gives up holds on departed members' Leases
+    /// (see [`fence`]); refreshes the per-shard object counts on the way.
     async fn watch_members(&self, leading: CancellationToken) {
         let mut counts = tokio::time::interval(Duration::from_secs(5));
         loop {
@@ -292,8 +316,12 @@ impl State {
                 *self.ring.write() = ring;
                 self.enqueue_all();
             }
+            self.fence_round().await;
             let expiry = self.live.lock().next_expiry();
-            let expiry = expiry.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            let mut expiry = expiry.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            if self.fencing() {
+                expiry = expiry.min(Instant::now() + Duration::from_secs(1));
+            }
             tokio::select! {
                 () = leading.cancelled() => return,
                 () = self.members_changed.notified() => {}
@@ -304,16 +332,7 @@ impl State {
     }
 
     fn count_objects(&self) {
-        let mut counts: HashMap<String, i64> = HashMap::new();
-        for (index, resource) in self.config.resources.iter().enumerate() {
-            if resource.partition == Partition::Object {
-                for object in self.informers[index].indexer().list() {
-                    let shard = object.labels().get(&self.shard_label).unwrap_or_default();
-                    *counts.entry(shard.to_owned()).or_default() += 1;
-                }
-            }
-        }
-        self.metrics.set_objects(&counts);
+        self.metrics.set_objects(&self.primaries_by_shard());
     }
 }
 

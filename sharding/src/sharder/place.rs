@@ -7,7 +7,7 @@
 //! | labels now | ring says | write |
 //! |---|---|---|
 //! | no shard | `s` | dependents → `s`, then the object → `s` (an assignment, or the end of a drained move) |
-//! | shard `d`, `d` not live | `s` | dependents → `s`, then the object → `s`, drain removed (a dead shard's object moves at once) |
+//! | shard `d`, `d` not live | `s` | once the sharder holds `d`'s Lease (see `fence`): dependents → `s`, then the object → `s`, drain removed |
 //! | shard `s` | `s` | dependents → `s` if they differ |
 //! | shard `o` live, no drain | `s ≠ o` | the drain label (at most `max_drains_in_flight` at once) |
 //! | shard `o` live, drain | any | none: `o` acknowledges by removing both labels |
@@ -133,6 +133,12 @@ impl State {
                 }
             }
             Some(old) if !ring.contains(old) => {
+                // Only under a hold on the old shard's Lease (see `fence`): never while it
+                // might still be working.
+                if !self.may_move_off(old) {
+                    self.enqueue_after(&format!("{index}|{key}"), Duration::from_millis(500));
+                    return Ok(());
+                }
                 if !self.dependents_follow(index, key, desired).await? {
                     self.enqueue_after(&format!("{index}|{key}"), Duration::from_millis(100));
                     return Ok(());

@@ -290,3 +290,28 @@ pub async fn server_state(client: &RestClient) -> Option<BTreeMap<String, Dynami
 pub fn label_of<'a>(object: &'a DynamicObject, key: &str) -> Option<&'a str> {
     object.labels().get(key)
 }
+
+/// The assignment of every object, if all are reconciled at `spec` (their `status` equals
+/// their `spec`, and that is `spec`), each assigned to one of `members`, none draining.
+pub async fn assignment(
+    client: &RestClient,
+    members: &std::collections::BTreeSet<String>,
+    spec: &str,
+) -> Option<BTreeMap<String, String>> {
+    let (shard, drain) = (
+        clientgo_sharding::shard_label(CONTROLLER),
+        clientgo_sharding::drain_label(CONTROLLER),
+    );
+    let mut assigned = BTreeMap::new();
+    for (name, object) in server_state(client).await? {
+        let data = object.data.get("data")?;
+        let reconciled =
+            data.get("spec") == Some(&json!(spec)) && data.get("status") == data.get("spec");
+        let owner = label_of(&object, &shard).filter(|o| members.contains(*o))?;
+        if !reconciled || label_of(&object, &drain).is_some() {
+            return None;
+        }
+        assigned.insert(name, owner.to_owned());
+    }
+    Some(assigned).filter(|a| !a.is_empty())
+}
