@@ -84,7 +84,7 @@ struct Args {
     identity: Option<String>,
     /// Run as one of several shards: every replica reconciles the Foos the sharder assigns
     /// it, and leader election only picks the replica that assigns them (the Leases are in
-    /// --lease-namespace; give each replica its pod name as --identity).
+    /// --lease-namespace; see --identity for what names each replica).
     #[arg(long, conflicts_with = "leader_elect")]
     sharded: bool,
     /// With --sharded: the sharder's own requests per second (burst twice that), apart from
