@@ -28,6 +28,9 @@ pub struct RequestMatch {
     pub verb: Option<String>,
     /// Resource plural, e.g. `configmaps`.
     pub resource: Option<String>,
+    /// The object's name, for requests to one object (get, update, patch, delete, a watch
+    /// of one name).
+    pub name: Option<String>,
 }
 
 impl RequestMatch {
@@ -41,12 +44,20 @@ impl RequestMatch {
         RequestMatch {
             verb: Some(verb.to_owned()),
             resource: Some(resource.to_owned()),
+            name: None,
         }
     }
 
-    fn matches(&self, verb: &str, resource: &str) -> bool {
+    /// Matches only requests to the object named `name`.
+    pub fn named(mut self, name: &str) -> RequestMatch {
+        self.name = Some(name.to_owned());
+        self
+    }
+
+    fn matches(&self, verb: &str, resource: &str, name: Option<&str>) -> bool {
         self.verb.as_deref().is_none_or(|v| v == verb)
             && self.resource.as_deref().is_none_or(|r| r == resource)
+            && self.name.as_deref().is_none_or(|n| Some(n) == name)
     }
 }
 
@@ -136,6 +147,7 @@ pub struct Faults {
     latency: Mutex<Duration>,
     delays: Mutex<Vec<Delay>>,
     delayed: AtomicUsize,
+    injected: AtomicUsize,
     watch_tx: broadcast::Sender<TargetedWatchFault>,
 }
 
@@ -150,6 +162,7 @@ impl Default for Faults {
             latency: Mutex::new(Duration::ZERO),
             delays: Mutex::new(Vec::new()),
             delayed: AtomicUsize::new(0),
+            injected: AtomicUsize::new(0),
             watch_tx,
         }
     }
@@ -182,12 +195,13 @@ impl Faults {
         });
     }
 
-    /// Consumes and returns the delay for this request, if one matches.
-    pub fn take_delay(&self, verb: &str, resource: &str) -> Option<Duration> {
+    /// Consumes and returns the delay for this request (to the object `name`, if one), if
+    /// one matches.
+    pub fn take_delay(&self, verb: &str, resource: &str, name: Option<&str>) -> Option<Duration> {
         let mut delays = self.delays.lock();
         let i = delays
             .iter()
-            .position(|d| d.remaining > 0 && d.matcher.matches(verb, resource))?;
+            .position(|d| d.remaining > 0 && d.matcher.matches(verb, resource, name))?;
         let rule = &mut delays[i];
         rule.remaining -= 1;
         let delay = rule.delay;
@@ -196,6 +210,12 @@ impl Faults {
         }
         self.delayed.fetch_add(1, Ordering::Relaxed);
         Some(delay)
+    }
+
+    /// How many requests were answered with an injected error so far (a fault test checks
+    /// that its faults fired).
+    pub fn injected(&self) -> usize {
+        self.injected.load(Ordering::Relaxed)
     }
 
     /// How many requests a matched delay has held so far.
@@ -213,12 +233,14 @@ impl Faults {
         *self.latency.lock()
     }
 
-    /// Consumes and returns the fault for this request, if one matches.
-    pub fn take(&self, verb: &str, resource: &str) -> Option<InjectedError> {
+    /// Consumes and returns the fault for this request (to the object `name`, if one), if
+    /// one matches; counted in [`injected`](Faults::injected).
+    pub fn take(&self, verb: &str, resource: &str, name: Option<&str>) -> Option<InjectedError> {
         let mut rules = self.rules.lock();
         let i = rules
             .iter()
-            .position(|r| r.remaining > 0 && r.matcher.matches(verb, resource))?;
+            .position(|r| r.remaining > 0 && r.matcher.matches(verb, resource, name))?;
+        self.injected.fetch_add(1, Ordering::Relaxed);
         let rule = &mut rules[i];
         rule.remaining -= 1;
         let error = rule.error;
@@ -261,10 +283,30 @@ mod tests {
             RequestMatch::new("list", "pods"),
             InjectedError::InternalError,
         );
-        assert_eq!(f.take("list", "configmaps"), None);
-        assert_eq!(f.take("list", "pods"), Some(InjectedError::InternalError));
-        assert_eq!(f.take("list", "pods"), Some(InjectedError::InternalError));
-        assert_eq!(f.take("list", "pods"), None);
+        assert_eq!(f.take("list", "configmaps", None), None);
+        assert_eq!(
+            f.take("list", "pods", None),
+            Some(InjectedError::InternalError)
+        );
+        assert_eq!(
+            f.take("list", "pods", None),
+            Some(InjectedError::InternalError)
+        );
+        assert_eq!(f.take("list", "pods", None), None);
+        assert_eq!(f.injected(), 2);
+        // One object by name: the others of the resource go through.
+        f.fail_next(
+            1,
+            RequestMatch::new("update", "leases").named("a"),
+            InjectedError::InternalError,
+        );
+        assert_eq!(f.take("update", "leases", Some("b")), None);
+        assert_eq!(f.take("update", "leases", None), None);
+        assert_eq!(
+            f.take("update", "leases", Some("a")),
+            Some(InjectedError::InternalError)
+        );
+        assert_eq!(f.injected(), 3);
         let e = InjectedError::TooManyRequests { retry_after: 3 }
             .to_api_error()
             .unwrap();
@@ -283,14 +325,14 @@ mod tests {
         let f = Faults::default();
         let d = Duration::from_secs(3);
         f.delay_next(1, RequestMatch::new("update", "leases"), d);
-        assert_eq!(f.take_delay("get", "leases"), None);
-        assert_eq!(f.take_delay("update", "leases"), Some(d));
-        assert_eq!(f.take_delay("update", "leases"), None);
+        assert_eq!(f.take_delay("get", "leases", None), None);
+        assert_eq!(f.take_delay("update", "leases", Some("x")), Some(d));
+        assert_eq!(f.take_delay("update", "leases", None), None);
         f.delay_next(usize::MAX, RequestMatch::any(), d);
-        assert_eq!(f.take_delay("list", "pods"), Some(d));
+        assert_eq!(f.take_delay("list", "pods", None), Some(d));
         assert_eq!(f.delayed(), 2);
         f.clear();
-        assert_eq!(f.take_delay("list", "pods"), None);
+        assert_eq!(f.take_delay("list", "pods", None), None);
     }
 
     /// Opens a watch of the default namespace's ConfigMaps from now, sends `fault` once the

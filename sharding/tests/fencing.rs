@@ -1,10 +1,12 @@
-//! The sharder's fence against its own lagging view, on apiserver-sim and tokio's paused
-//! clock: with the watch of the member Leases stalled (the sharder sees no renewal, while
+//! The sharder's fence, on apiserver-sim and tokio's paused clock. First, against its own
+//! lagging view: with the watch of the member Leases stalled (the sharder sees no renewal, while
 //! every replica goes on renewing and working), each member in turn looks dead to the
 //! sharder's clock. Before moving a member's objects the sharder must hold its Lease, which
 //! it takes only after a consistent read shows no renewal for a whole lease duration; so it
 //! finds each member alive, and moves nothing. Without the fence, the member that looked dead
-//! first had its objects moved to the others while it still reconciled them.
+//! first had its objects moved to the others while it still reconciled them. Then, a member
+//! whose renewals stall at the server: it fences itself at its renew deadline, and its
+//! objects move only once the sharder holds its Lease.
 
 mod support;
 
@@ -12,9 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apiserver_sim::faults::WatchFault;
+use clientgo_apiserver_sim::faults::{RequestMatch, WatchFault};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
-use clientgo_rest::{PatchParams, PatchType};
+use clientgo_leaderelection::Lease;
+use clientgo_rest::{GetParams, PatchParams, PatchType, ResourceClient};
 use serde_json::json;
 use support::*;
 use tokio::time::Instant;
@@ -38,22 +41,32 @@ async fn bump(client: &clientgo_rest::RestClient, spec: &str) {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_sharder_that_sees_no_renewals_moves_no_live_members_objects() {
+/// A sim with the test's objects at spec "1", and replicas r0, r1 and r2 of their controller,
+/// started 700 ms apart as pods are: each renews every 2 s from its own start, so the
+/// renewals the sharder sees, and the moments their Leases would look expired, are staggered.
+async fn three_replicas() -> (
+    ApiServerSim,
+    clientgo_rest::RestClient,
+    Arc<Log>,
+    Vec<Replica>,
+) {
     let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
     let url = sim.url().to_string();
     let observer = client(&url);
     let log: Arc<Log> = Arc::default();
     create(&observer, 0, OBJECTS, "1").await;
-    // Started 700 ms apart, as pods are: each renews every 2 s from its own start, so the
-    // renewals the sharder sees, and the moments their Leases look expired, are staggered.
-    let ids = ["r0", "r1", "r2"];
     let mut replicas = Vec::new();
-    for id in ids {
+    for id in ["r0", "r1", "r2"] {
         replicas.push(start_replica(&url, id, &log, Duration::from_millis(20)));
         tokio::time::sleep(Duration::from_millis(700)).await;
     }
-    let members: BTreeSet<String> = ids.iter().map(|id| id.to_string()).collect();
+    (sim, observer, log, replicas)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sharder_that_sees_no_renewals_moves_no_live_members_objects() {
+    let (sim, observer, log, replicas) = three_replicas().await;
+    let members: BTreeSet<String> = ["r0", "r1", "r2"].map(String::from).into();
     let before = settled(&observer, &members, "1", "three replicas").await;
 
     let metrics = || {
@@ -119,5 +132,66 @@ async fn settled(
         }
         assert!(Instant::now() < deadline, "{what}: no convergence in 300 s");
         tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// One member's renewals stall at the server (each held there past its timeout, as behind a
+/// hung connection) while the others renew as usual. The member fences itself at its renew
+/// deadline; the sharder, which has seen no renewal for a lease duration, takes its Lease and
+/// only then moves its objects to the two others, and deletes the Lease once all have moved.
+/// No reconcile overlaps.
+#[tokio::test(start_paused = true)]
+async fn a_member_whose_renewals_stall_is_fenced_before_its_objects_move() {
+    let (sim, observer, log, replicas) = three_replicas().await;
+    let all: BTreeSet<String> = ["r0", "r1", "r2"].map(String::from).into();
+    let before = settled(&observer, &all, "1", "three replicas").await;
+    let owned = before.values().filter(|o| *o == "r1").count();
+    assert!(owned > 0, "r1 owns nothing");
+
+    let lease = clientgo_sharding::member_lease_name(CONTROLLER, "r1");
+    sim.faults().delay_next(
+        2,
+        RequestMatch::new("update", "leases").named(&lease),
+        Duration::from_secs(30),
+    );
+    bump(&observer, "2").await;
+    let stalled_at = Instant::now();
+    // r1 finds its renewals failing for the renew deadline: its membership ends (Lost).
+    let r1 = replicas[1].task.lock().take().unwrap();
+    let lost = tokio::time::timeout(Duration::from_secs(60), r1).await;
+    assert!(lost.is_ok(), "r1 was not fenced within 60 s");
+    assert!(
+        stalled_at.elapsed() < Duration::from_secs(15),
+        "r1 stopped {:?} after its renewals stalled: not before its lease ran out",
+        stalled_at.elapsed()
+    );
+    assert!(sim.faults().delayed() >= 1, "no renewal of r1 was held");
+
+    let others: BTreeSet<String> = ["r0", "r2"].map(String::from).into();
+    let after = settled(&observer, &others, "2", "r1's objects moved").await;
+    for (name, owner) in &before {
+        if owner != "r1" {
+            assert_eq!(after.get(name), Some(owner), "{name} left a live member");
+        }
+    }
+    let metrics: Vec<_> = replicas.iter().map(|r| r.sharder.clone()).collect();
+    let fenced: u64 = metrics.iter().map(|m| m.members_fenced.get()).sum();
+    let dead: u64 = metrics.iter().map(|m| m.moves_for("dead")).sum();
+    assert!(fenced >= 1, "r1's Lease was never taken over");
+    assert_eq!(dead, owned as u64, "r1's objects, each moved once");
+    let leases = ResourceClient::<Lease>::namespaced(&observer, LEASES);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while leases.get(&lease, &GetParams::default()).await.is_ok() {
+        assert!(Instant::now() < deadline, "{lease} still there after 60 s");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let overlaps = log.overlaps();
+    assert!(
+        overlaps.is_empty(),
+        "reconciles overlapped:\n{}",
+        overlaps.join("\n")
+    );
+    for replica in replicas.iter().filter(|r| r.id != "r1") {
+        replica.stop().await;
     }
 }

@@ -62,6 +62,7 @@ pub fn handle(
             let matcher = RequestMatch {
                 verb: get("verb").map(str::to_owned),
                 resource: get("resource").map(str::to_owned),
+                name: get("name").map(str::to_owned),
             };
             let count = usize::try_from(num("count", 1)?).unwrap_or(usize::MAX);
             state.faults.fail_next(count, matcher, error);

@@ -234,13 +234,14 @@ where
     if verb == "watch" && accept::wants_yaml(&header(header::ACCEPT)) {
         return Err(accept::watch_not_acceptable());
     }
-    if let Some(delay) = state.faults.take_delay(verb, &info.plural) {
+    let name = path.name.as_deref();
+    if let Some(delay) = state.faults.take_delay(verb, &info.plural, name) {
         tokio::time::sleep(delay).await;
     }
     state
         .requests
         .record(verb, &path, &header(header::USER_AGENT));
-    let fault = state.faults.take(verb, &info.plural);
+    let fault = state.faults.take(verb, &info.plural, name);
     if let Some(e) = fault.and_then(InjectedError::to_api_error) {
         return Err(e);
     }

@@ -229,6 +229,9 @@ pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Rep
                 .run(&queue, reconcile, member)
         };
         let _ = sharded.run(cancel.clone(), workers).await;
+        // Stopped, or its membership lost (it would start over as a new process): the
+        // informers stop too.
+        cancel.cancel();
         factory.shutdown().await;
     });
     *replica.task.lock() = Some(task);
