@@ -24,10 +24,10 @@ use tokio::time::Instant;
 
 const OBJECTS: usize = 300;
 
-/// Sets every object's spec to `spec`.
-async fn bump(client: &clientgo_rest::RestClient, spec: &str) {
+/// Sets the spec of the first `count` objects to `spec`.
+async fn bump(client: &clientgo_rest::RestClient, count: usize, spec: &str) {
     let writes = objects(client);
-    for i in 0..OBJECTS {
+    for i in 0..count {
         let patch = json!({"data": {"spec": spec}});
         writes
             .patch(
@@ -90,7 +90,7 @@ async fn a_sharder_that_sees_no_renewals_moves_no_live_members_objects() {
     // The sharder's Lease watch goes silent; the replicas' own watches do not.
     let stalled = sim.faults().watches_of("leases", WatchFault::Stall);
     assert!(stalled > 0, "no watch was open to stall");
-    bump(&observer, "2").await;
+    bump(&observer, OBJECTS, "2").await;
     // Three lease durations: every member's Lease looks expired to the sharder, one after
     // the other, several times over.
     tokio::time::sleep(Duration::from_secs(45)).await;
@@ -103,7 +103,7 @@ async fn a_sharder_that_sees_no_renewals_moves_no_live_members_objects() {
 
     // The watch comes back; everything converges where it was.
     sim.faults().watches_of("leases", WatchFault::Close);
-    bump(&observer, "3").await;
+    bump(&observer, OBJECTS, "3").await;
     let after = settled(&observer, &members, "3", "after the stall").await;
     assert_eq!(before, after, "no object changed shard");
     let overlaps = log.overlaps();
@@ -154,7 +154,7 @@ async fn a_member_whose_renewals_stall_is_fenced_before_its_objects_move() {
         RequestMatch::new("update", "leases").named(&lease),
         Duration::from_secs(30),
     );
-    bump(&observer, "2").await;
+    bump(&observer, OBJECTS, "2").await;
     let stalled_at = Instant::now();
     // r1 finds its renewals failing for the renew deadline: its membership ends (Lost).
     let r1 = replicas[1].task.lock().take().unwrap();
@@ -193,5 +193,80 @@ async fn a_member_whose_renewals_stall_is_fenced_before_its_objects_move() {
     );
     for replica in replicas.iter().filter(|r| r.id != "r1") {
         replica.stop().await;
+    }
+}
+
+/// Throttled as client-go throttles by default (the controller's and the sharder's requests
+/// at 5 per second, burst 10; the Leases through a client of their own, as
+/// `ShardedReplica::new` takes them): the initial assignment of the objects and a rebalance
+/// when a fourth replica joins go through the throttle, label write by label write. The
+/// sharder keeps its role throughout (its Lease never changes hands), the join drains objects
+/// to the newcomer, and no reconcile overlaps. (On the sim this also passes with the sharder's
+/// election on the throttled client: its workers and the bounded acknowledgements keep the
+/// throttle's queue short; the client of its own is the margin for a longer queue.)
+#[tokio::test(start_paused = true)]
+async fn a_rebalance_behind_a_throttle_keeps_the_sharder_elected() {
+    let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
+    let url = sim.url().to_string();
+    let observer = client(&url);
+    let log: Arc<Log> = Arc::default();
+    create(&observer, 0, OBJECTS, "1").await;
+    let start = |id: &str| {
+        let (controller, elections) = (throttled_client(&url, 5.0), client(&url));
+        start_replica_with(&controller, &elections, id, &log, Duration::from_millis(20))
+    };
+    let mut replicas = vec![start("r0")];
+    let leases = ResourceClient::<Lease>::namespaced(&observer, LEASES);
+    let sharder = format!("{CONTROLLER}-sharder");
+    let first = eventually_held(&leases, &sharder).await;
+    for id in ["r1", "r2"] {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        replicas.push(start(id));
+    }
+    let three: BTreeSet<String> = ["r0", "r1", "r2"].map(String::from).into();
+    settled(&observer, &three, "1", "three throttled replicas").await;
+    replicas.push(start("r3"));
+    let four: BTreeSet<String> = ["r0", "r1", "r2", "r3"].map(String::from).into();
+    bump(&observer, OBJECTS, "2").await;
+    settled(&observer, &four, "2", "a fourth throttled replica").await;
+    let drains: u64 = replicas.iter().map(|r| r.sharder.drains.get()).sum();
+    assert!(
+        drains > 0,
+        "the join moved nothing: no rebalance was tested"
+    );
+    let last = leases.get(&sharder, &GetParams::default()).await.unwrap();
+    assert_eq!(
+        (
+            last.spec.holder_identity.as_str(),
+            last.spec.leader_transitions
+        ),
+        (
+            first.spec.holder_identity.as_str(),
+            first.spec.leader_transitions
+        ),
+        "the sharder's Lease changed hands during the assignment or the rebalance"
+    );
+    let overlaps = log.overlaps();
+    assert!(
+        overlaps.is_empty(),
+        "reconciles overlapped:\n{}",
+        overlaps.join("\n")
+    );
+    for replica in &replicas {
+        replica.stop().await;
+    }
+}
+
+/// The Lease `name` once someone holds it (bounded, on the paused clock).
+async fn eventually_held(leases: &ResourceClient<Lease>, name: &str) -> Lease {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(lease) = leases.get(name, &GetParams::default()).await
+            && !lease.spec.holder_identity.is_empty()
+        {
+            return lease;
+        }
+        assert!(Instant::now() < deadline, "nobody holds {name} after 60 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -170,6 +170,28 @@ pub fn election() -> LeaderElectionConfig {
 /// Starts replica `id` of the ConfigMap controller; each reconcile takes `work`.
 pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Replica {
     let client = client(url);
+    start_replica_with(&client, &client, id, log, work)
+}
+
+/// A client of the sim with a client-side throttle of `qps` requests per second (burst twice
+/// that), as a controller's is in production.
+pub fn throttled_client(url: &str, qps: f32) -> RestClient {
+    let mut config = Config::new(url.parse().unwrap());
+    config.qps = qps;
+    config.burst = (2.0 * qps) as i32;
+    RestClient::new(&config).unwrap()
+}
+
+/// [`start_replica`] with the controller's and the sharder's requests through `client`, and
+/// the Leases' (member and sharder elections, the sharder's holds) through `election_client`.
+pub fn start_replica_with(
+    client: &RestClient,
+    election_client: &RestClient,
+    id: &str,
+    log: &Arc<Log>,
+    work: Duration,
+) -> Replica {
+    let client = client.clone();
     let mut config = SharderConfig::new(
         CONTROLLER,
         LEASES,
@@ -181,7 +203,7 @@ pub fn start_replica(url: &str, id: &str, log: &Arc<Log>, work: Duration) -> Rep
     );
     config.watch_namespace = Some(NAMESPACE.into());
     config.election = election();
-    let sharded = ShardedReplica::new(&client, &client, config).unwrap();
+    let sharded = ShardedReplica::new(&client, election_client, config).unwrap();
     let factory = sharded.informer_factory(&client).build();
     let cache = factory.dynamic_informer(&config_maps());
     let gate = sharded.gate().clone();
