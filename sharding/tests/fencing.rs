@@ -106,12 +106,7 @@ async fn a_sharder_that_sees_no_renewals_moves_no_live_members_objects() {
     bump(&observer, OBJECTS, "3").await;
     let after = settled(&observer, &members, "3", "after the stall").await;
     assert_eq!(before, after, "no object changed shard");
-    let overlaps = log.overlaps();
-    assert!(
-        overlaps.is_empty(),
-        "reconciles overlapped:\n{}",
-        overlaps.join("\n")
-    );
+    log.assert_no_overlap();
     for replica in &replicas {
         replica.stop().await;
     }
@@ -185,12 +180,7 @@ async fn a_member_whose_renewals_stall_is_fenced_before_its_objects_move() {
         assert!(Instant::now() < deadline, "{lease} still there after 60 s");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let overlaps = log.overlaps();
-    assert!(
-        overlaps.is_empty(),
-        "reconciles overlapped:\n{}",
-        overlaps.join("\n")
-    );
+    log.assert_no_overlap();
     for replica in replicas.iter().filter(|r| r.id != "r1") {
         replica.stop().await;
     }
@@ -246,12 +236,7 @@ async fn a_rebalance_behind_a_throttle_keeps_the_sharder_elected() {
         ),
         "the sharder's Lease changed hands during the assignment or the rebalance"
     );
-    let overlaps = log.overlaps();
-    assert!(
-        overlaps.is_empty(),
-        "reconciles overlapped:\n{}",
-        overlaps.join("\n")
-    );
+    log.assert_no_overlap();
     for replica in &replicas {
         replica.stop().await;
     }

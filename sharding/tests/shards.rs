@@ -399,12 +399,7 @@ async fn scenario(seed: u64) {
     }
     assert!(world.watch_closes > 0, "no watch was cut");
 
-    let overlaps = world.log.overlaps();
-    assert!(
-        overlaps.is_empty(),
-        "reconciles overlapped:\n{}",
-        overlaps.join("\n")
-    );
+    world.log.assert_no_overlap();
     let handover = mean(&survivors_metrics, |m| &m.drain_duration);
     println!(
         "seed {seed}: {} reconciles, no overlap; {} moved on a join; 20 new objects assigned within {new_assigned:?}; \

@@ -97,6 +97,16 @@ impl Log {
         self.spans.lock().len()
     }
 
+    /// Fails the test, listing them, if any two reconciles of one key overlapped.
+    pub fn assert_no_overlap(&self) {
+        let overlaps = self.overlaps();
+        assert!(
+            overlaps.is_empty(),
+            "reconciles overlapped:\n{}",
+            overlaps.join("\n")
+        );
+    }
+
     /// Every pair of reconciles of one key that overlapped, described.
     pub fn overlaps(&self) -> Vec<String> {
         let mut by_key: BTreeMap<String, Vec<Span>> = BTreeMap::new();
