@@ -270,8 +270,12 @@ impl fmt::Debug for Config {
             .proxy_url
             .as_ref()
             .map(|p| server_url::redact_userinfo(&p.to_string()));
+        // A server URL may carry `user:password@`: never printed.
         f.debug_struct("Config")
-            .field("cluster_url", &self.cluster_url.to_string())
+            .field(
+                "cluster_url",
+                &server_url::redact_userinfo(&self.cluster_url.to_string()),
+            )
             .field("default_namespace", &self.default_namespace)
             .field("tls", &self.tls)
             .field("auth", &self.auth)
@@ -299,6 +303,20 @@ impl fmt::Debug for Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_never_prints_userinfo_of_the_server_or_proxy_url() {
+        let mut config = Config::new("https://admin:s3cret@k8s.example:6443/x".parse().unwrap());
+        config.proxy_url = Some("http://proxyuser:pr0xy@proxy.example:3128".parse().unwrap());
+        let printed = format!("{config:?}");
+        for secret in ["admin", "s3cret", "proxyuser", "pr0xy"] {
+            assert!(!printed.contains(secret), "{secret} in {printed}");
+        }
+        assert!(
+            printed.contains("https://REDACTED@k8s.example:6443/x"),
+            "{printed}"
+        );
+    }
 
     #[test]
     fn defaults_follow_client_go() {
