@@ -46,6 +46,7 @@
 use std::fmt;
 use std::io::IsTerminal as _;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -183,6 +184,8 @@ struct Inner {
     cached: Mutex<Option<Arc<ExecCredential>>>,
     run_lock: tokio::sync::Mutex<()>,
     timeout: Mutex<Duration>,
+    /// Tasks reading a plugin's standard error now (each ends with its run, or is aborted).
+    stderr_readers: Arc<AtomicUsize>,
 }
 
 impl fmt::Debug for ExecAuthenticator {
@@ -238,6 +241,7 @@ impl ExecAuthenticator {
                 cached: Mutex::new(None),
                 run_lock: tokio::sync::Mutex::new(()),
                 timeout: Mutex::new(DEFAULT_EXEC_TIMEOUT),
+                stderr_readers: Arc::default(),
             }),
         })
     }
@@ -391,9 +395,14 @@ impl ExecAuthenticator {
         };
         let stdout_pipe = child.stdout.take();
         let stderr_pipe = child.stderr.take();
-        // Standard error is drained alongside (a plugin blocked on a full pipe would hang);
-        // the task ends when the pipe closes, at the latest when the child is killed.
-        let stderr_task = tokio::spawn(read_capped(stderr_pipe, MAX_EXEC_STDERR, true));
+        // Standard error is drained alongside (a plugin blocked on a full pipe would hang).
+        // The task ends when the pipe closes, or is aborted when this run ends or is dropped
+        // (a timeout): a grandchild of the plugin may hold the pipe open long after.
+        let reader = StderrReader::new(&inner.stderr_readers);
+        let mut stderr_task = AbortOnDrop(tokio::spawn(async move {
+            let _reader = reader;
+            read_capped(stderr_pipe, MAX_EXEC_STDERR, true).await
+        }));
         let stdout = read_capped(stdout_pipe, MAX_EXEC_STDOUT, false).await;
         let stdout = match stdout {
             Ok(Some(stdout)) => stdout,
@@ -407,7 +416,7 @@ impl ExecAuthenticator {
             Err(source) => return Err(spawn_error(source)),
         };
         let status = child.wait().await.map_err(spawn_error)?;
-        let stderr = match stderr_task.await {
+        let stderr = match (&mut stderr_task.0).await {
             Ok(stderr) => stderr.map_err(spawn_error)?.unwrap_or_default(),
             Err(_) => Vec::new(),
         };
@@ -431,6 +440,39 @@ impl ExecAuthenticator {
             "exec credential plugin returned a credential"
         );
         Ok(credential)
+    }
+}
+
+/// A task handle that aborts the task when dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Counts a standard-error reader as live until it is dropped (ended or aborted).
+struct StderrReader(Arc<AtomicUsize>);
+
+impl StderrReader {
+    fn new(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        StderrReader(count.clone())
+    }
+}
+
+impl Drop for StderrReader {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl ExecAuthenticator {
+    /// The tasks reading a plugin's standard error now.
+    #[cfg(test)]
+    fn stderr_readers(&self) -> usize {
+        self.inner.stderr_readers.load(Ordering::Relaxed)
     }
 }
 

@@ -570,3 +570,55 @@ async fn read_capped_keeps_the_tail_or_refuses() {
         data
     );
 }
+
+/// A plugin that leaves a grandchild holding its standard error, then hangs: at the time
+/// limit the plugin is killed, and the task reading its standard error is aborted rather than
+/// left waiting for a pipe the grandchild keeps open. Real time (see the test above).
+#[tokio::test]
+async fn a_timed_out_plugin_leaves_no_reader_behind_when_a_grandchild_holds_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("grandchild.pid");
+    let script = write_script(
+        dir.path(),
+        "leaky.sh",
+        &format!(
+            "sleep 30 >&2 &\necho $! > {}\nexec sleep 1000",
+            pid_file.display()
+        ),
+    );
+    let config = ExecConfig {
+        command: script.display().to_string(),
+        api_version: EXEC_API_V1BETA1.to_owned(),
+        ..ExecConfig::default()
+    };
+    let auth = ExecAuthenticator::build(config, None, FakeClock::new().clock(), || false).unwrap();
+    auth.set_timeout(Duration::from_millis(300));
+    let error = auth.credential().await.unwrap_err();
+    assert!(matches!(error, ConfigError::ExecTimeout { .. }), "{error}");
+    // The grandchild still holds the pipe; the reader is gone (an abort takes a moment).
+    let mut readers = auth.stderr_readers();
+    for _ in 0..100 {
+        if readers == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        readers = auth.stderr_readers();
+    }
+    let grandchild = std::fs::read_to_string(&pid_file).unwrap();
+    let alive = std::process::Command::new("kill")
+        .args(["-0", grandchild.trim()])
+        .status()
+        .unwrap()
+        .success();
+    let _ = std::process::Command::new("kill")
+        .arg(grandchild.trim())
+        .status();
+    assert!(
+        alive,
+        "the grandchild should still hold the pipe when the run ends"
+    );
+    assert_eq!(
+        readers, 0,
+        "a standard-error reader outlived its timed-out run"
+    );
+}
