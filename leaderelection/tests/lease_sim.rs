@@ -205,6 +205,7 @@ async fn the_leader_survives_a_brief_api_server_outage() {
     assert!(a.elector.is_leader());
 
     // The next four lease requests fail with 500 (no Retry-After: no client retry).
+    let injected = sim.faults().injected();
     sim.faults().fail_next(
         4,
         RequestMatch::new("update", "leases"),
@@ -216,6 +217,11 @@ async fn the_leader_survives_a_brief_api_server_outage() {
         InjectedError::InternalError,
     );
     tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(
+        sim.faults().injected() - injected,
+        8,
+        "every injected error was answered: the outage happened"
+    );
 
     assert!(a.elector.is_leader(), "a kept the lease through the outage");
     assert!(!b.elector.is_leader());

@@ -69,6 +69,8 @@ enum Link {
 struct Faulty {
     lock: LeaseLock,
     link: Arc<Mutex<Link>>,
+    /// Counts each request that meets a fault (not each switch of the link).
+    fired: Arc<Fired>,
 }
 
 impl Faulty {
@@ -77,6 +79,15 @@ impl Faulty {
         request: impl Future<Output = Result<T, LockError>>,
     ) -> Result<T, LockError> {
         let link = *self.link.lock();
+        let met = match link {
+            Link::Up => None,
+            Link::Cut => Some(&self.fired.cut),
+            Link::BlackHole => Some(&self.fired.black_hole),
+            Link::SlowAnswers(_) => Some(&self.fired.slow),
+        };
+        if let Some(met) = met {
+            met.fetch_add(1, Ordering::Relaxed);
+        }
         match link {
             Link::Up => request.await,
             Link::Cut => Err(LockError::Other("network partition".into())),
@@ -159,6 +170,7 @@ async fn campaign(
     ledger: Arc<Ledger>,
     seed: u64,
     stop: CancellationToken,
+    fired: Arc<Fired>,
 ) {
     let mut rng = Rng(seed ^ (who as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F));
     while !stop.is_cancelled() {
@@ -167,6 +179,7 @@ async fn campaign(
         let lock = Faulty {
             lock: LeaseLock::new(&client, "kube-system", "chaos", format!("c{who}")),
             link: me.link.clone(),
+            fired: fired.clone(),
         };
         let config = LeaderElectionConfig {
             name: "chaos".into(),
@@ -198,7 +211,8 @@ async fn campaign(
     }
 }
 
-/// What the script did, by kind: cut, black hole, slow answers, held at the server, restart.
+/// The faults that requests met, by kind: cut, black hole, slow answers, held at the server;
+/// and the restarts the script made.
 #[derive(Default, Debug)]
 struct Fired {
     cut: AtomicUsize,
@@ -209,7 +223,7 @@ struct Fired {
 }
 
 /// One seeded run with `n` candidates; returns how many acting intervals there were.
-async fn run_seed(n: usize, seed: u64, fired: &Fired) -> usize {
+async fn run_seed(n: usize, seed: u64, fired: &Arc<Fired>) -> usize {
     let sim = ApiServerSim::start(SimConfig::default()).await.unwrap();
     let ledger = Arc::new(Ledger::default());
     let stop = CancellationToken::new();
@@ -235,6 +249,7 @@ async fn run_seed(n: usize, seed: u64, fired: &Fired) -> usize {
                 ledger.clone(),
                 seed,
                 stop.clone(),
+                fired.clone(),
             ))
         })
         .collect();
@@ -261,12 +276,6 @@ async fn run_seed(n: usize, seed: u64, fired: &Fired) -> usize {
                 fired.restart.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-        };
-        match link {
-            Link::Cut => fired.cut.fetch_add(1, Ordering::Relaxed),
-            Link::BlackHole => fired.black_hole.fetch_add(1, Ordering::Relaxed),
-            Link::SlowAnswers(_) => fired.slow.fetch_add(1, Ordering::Relaxed),
-            Link::Up => 0,
         };
         *c.link.lock() = link;
     }
@@ -325,7 +334,7 @@ async fn many_seeds(n: usize, base: u64) {
         Ok(seed) => vec![seed.parse().expect("PARTITION_SEED is a number")],
         Err(_) => (0..SEEDS).map(|i| base + i).collect(),
     };
-    let fired = Fired::default();
+    let fired = Arc::new(Fired::default());
     let mut terms = 0;
     for &seed in &seeds {
         println!("{n} candidates, seed {seed}");

@@ -55,6 +55,7 @@ async fn survives_closes_cuts_malformed_frames_and_refusals() {
 
     // A refused re-watch (500 without Retry-After: the client does not retry it) is retried
     // by the watcher after its backoff.
+    let injected = s.sim.faults().injected();
     s.sim.faults().fail_next(
         1,
         RequestMatch::new("watch", "configmaps"),
@@ -63,6 +64,11 @@ async fn survives_closes_cuts_malformed_frames_and_refusals() {
     assert!(s.sim.close_all_watches() >= 1);
     create(&api, "after-refusal", "watched").await;
     assert_eq!(added(&mut watcher).await, "after-refusal");
+    assert_eq!(
+        s.sim.faults().injected() - injected,
+        1,
+        "the re-watch was refused"
+    );
     let last: u64 = watcher.last_resource_version().parse().unwrap();
     assert_eq!(last, s.sim.resource_version());
 }
