@@ -565,8 +565,15 @@ fn skip_or_panic(error: Error) -> String {
     }
 }
 
+/// Says a test is skipped on the process's own standard error: `eprintln!` in a test is
+/// captured by the test harness and shown only when the test fails, so a skip would pass
+/// unseen.
 fn print_skip(why: &str) {
-    eprintln!("envtest: skipping a test that needs a real control plane: {why}");
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "envtest: skipping a test that needs a real control plane: {why}"
+    );
 }
 
 /// True when missing binaries must fail rather than skip (`CLIENTGO_ENVTEST_REQUIRED=1`).
