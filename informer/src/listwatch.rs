@@ -84,6 +84,11 @@ pub enum ListWatchError {
     /// A successful response's body could not be decoded.
     #[error("unable to decode the response: {0}")]
     Decode(#[source] BoxError),
+    /// The answers went on past a bound of the client's: a paginated list that kept returning
+    /// continue tokens past [`ListPager`](crate::ListPager)'s item or page limit, or the same
+    /// token twice.
+    #[error("the list went past the client's bound: {0}")]
+    TooLarge(String),
 }
 
 impl From<Status> for ListWatchError {
@@ -103,7 +108,9 @@ impl ListWatchError {
     pub fn status(&self) -> Option<&Status> {
         match self {
             ListWatchError::Status(status) => Some(status),
-            ListWatchError::Transport(_) | ListWatchError::Decode(_) => None,
+            ListWatchError::Transport(_)
+            | ListWatchError::Decode(_)
+            | ListWatchError::TooLarge(_) => None,
         }
     }
 

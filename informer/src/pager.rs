@@ -15,6 +15,12 @@
 //!
 //! Items move from each page into the first page's vector: no object is copied.
 //!
+//! Bounded: a server that keeps answering with continue tokens (a bug, or a hostile server)
+//! would otherwise keep the pager listing, and its memory growing, forever. The pager stops
+//! with [`ListWatchError::TooLarge`] past [`ListPager::max_items`] items or
+//! [`ListPager::max_pages`] pages, or when a page hands back the token it was asked with.
+//! client-go's pager has no such bound.
+//!
 //! Where it differs from client-go: the pages come from a [`ListerWatcher`] rather than a
 //! page function; there is no `EachListItem` (the reflector needs the whole list to replace
 //! its store at once); an expired page is recognised by 410 with reason `Expired` or `Gone`
@@ -27,6 +33,15 @@ use crate::listwatch::{ListOptions, ListWatchError, ListerWatcher};
 
 /// The page size a [`ListPager`] uses unless told otherwise.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
+
+/// The most items a [`ListPager`] joins into one list by default: far above any one resource
+/// of a cluster within Kubernetes' scalability limits.
+pub const DEFAULT_MAX_ITEMS: usize = 10_000_000;
+
+/// The most pages a [`ListPager`] requests for one list by default. A server may answer a
+/// page with fewer items than its limit, even none (a selector that etcd filters), so pages
+/// are bounded apart from items.
+pub const DEFAULT_MAX_PAGES: usize = 100_000;
 
 /// A list joined from pages, and whether it took more than one page.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +59,10 @@ pub struct ListPager {
     pub page_size: u32,
     /// Whether an expired continue token falls back to one full list.
     pub full_list_if_expired: bool,
+    /// The most items joined into one list ([`DEFAULT_MAX_ITEMS`]).
+    pub max_items: usize,
+    /// The most pages requested for one list ([`DEFAULT_MAX_PAGES`]).
+    pub max_pages: usize,
 }
 
 impl Default for ListPager {
@@ -51,6 +70,8 @@ impl Default for ListPager {
         ListPager {
             page_size: DEFAULT_PAGE_SIZE,
             full_list_if_expired: true,
+            max_items: DEFAULT_MAX_ITEMS,
+            max_pages: DEFAULT_MAX_PAGES,
         }
     }
 }
@@ -81,7 +102,15 @@ impl ListPager {
         let requested_rv = options.resource_version.clone();
         let requested_match = options.resource_version_match.clone();
         let mut joined: Option<ObjectList<T>> = None;
+        let mut pages = 0usize;
         loop {
+            pages += 1;
+            if pages > self.max_pages {
+                return Err(ListWatchError::TooLarge(format!(
+                    "more than {} pages, and the server still returns a continue token",
+                    self.max_pages
+                )));
+            }
             let page = match lister.list(&options).await {
                 Ok(page) => page,
                 Err(error) => {
@@ -126,7 +155,18 @@ impl ListPager {
                 continue;
             };
             list.items.extend(page.items);
+            if list.items.len() > self.max_items {
+                return Err(ListWatchError::TooLarge(format!(
+                    "more than {} items in {pages} pages",
+                    self.max_items
+                )));
+            }
             match next {
+                Some(token) if options.continue_token.as_deref() == Some(token.as_str()) => {
+                    return Err(ListWatchError::TooLarge(format!(
+                        "page {pages} handed back the continue token it was asked with"
+                    )));
+                }
                 Some(token) => options.continue_token = Some(token),
                 None => break,
             }
@@ -307,6 +347,7 @@ mod tests {
         let pager = ListPager {
             page_size: 1,
             full_list_if_expired: false,
+            ..ListPager::default()
         };
         let err = pager
             .list(&pages, opts(None, None, None))
@@ -334,5 +375,90 @@ mod tests {
             .unwrap();
         assert_eq!(got.list.items, vec![1, 2]);
         assert!(got.list.items.capacity() < 1000);
+    }
+
+    /// A server that never stops paginating: every page holds `per_page` items and a new
+    /// continue token (or, with `same_token`, always the same one).
+    struct Endless {
+        per_page: u32,
+        same_token: bool,
+        calls: Mutex<u32>,
+    }
+
+    impl ListerWatcher<u32> for Endless {
+        async fn list(&self, _: &ListOptions) -> Result<ObjectList<u32>, ListWatchError> {
+            let mut calls = self.calls.lock();
+            *calls += 1;
+            let token = if self.same_token {
+                "again".to_owned()
+            } else {
+                format!("c{calls}")
+            };
+            page((0..self.per_page).collect(), "1", &token)
+        }
+
+        async fn watch(
+            &self,
+            _: &crate::listwatch::WatchOptions,
+        ) -> Result<Watch<u32>, ListWatchError> {
+            Err(ListWatchError::Transport("not used".into()))
+        }
+    }
+
+    fn endless(per_page: u32, same_token: bool) -> Endless {
+        Endless {
+            per_page,
+            same_token,
+            calls: Mutex::new(0),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_stops_paginating_is_stopped_at_the_bounds() {
+        let pager = ListPager {
+            page_size: 100,
+            max_items: 1_000,
+            max_pages: 50,
+            ..ListPager::default()
+        };
+        // Full pages: stopped past the item bound, after 11 pages.
+        let server = endless(100, false);
+        let error = pager
+            .list(&server, ListOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, ListWatchError::TooLarge(_)), "{error}");
+        assert!(
+            error.to_string().contains("more than 1000 items"),
+            "{error}"
+        );
+        assert_eq!(*server.calls.lock(), 11);
+        // Empty pages: stopped at the page bound.
+        let server = endless(0, false);
+        let error = pager
+            .list(&server, ListOptions::default())
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("more than 50 pages"), "{error}");
+        assert_eq!(*server.calls.lock(), 50);
+        // The same token again: stopped at once.
+        let server = endless(1, true);
+        let error = pager
+            .list(&server, ListOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("handed back the continue token"),
+            "{error}"
+        );
+        assert_eq!(*server.calls.lock(), 2);
+        // The defaults bound it too.
+        assert_eq!(
+            (
+                ListPager::default().max_items,
+                ListPager::default().max_pages
+            ),
+            (DEFAULT_MAX_ITEMS, DEFAULT_MAX_PAGES)
+        );
     }
 }

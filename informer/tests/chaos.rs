@@ -464,6 +464,7 @@ impl<L> Observed<L> {
             Err(ListWatchError::Status(status)) => status.code.to_string(),
             Err(ListWatchError::Transport(_)) => "transport".to_owned(),
             Err(ListWatchError::Decode(_)) => "decode".to_owned(),
+            Err(ListWatchError::TooLarge(_)) => "too large".to_owned(),
         };
         *stats.entry(format!("{kind}: {failure}")).or_default() += 1;
     }

@@ -86,7 +86,8 @@ impl FailureKind {
                 FailureKind::ConnectionRefused
             }
             ListWatchError::Transport(_) => FailureKind::Transport,
-            ListWatchError::Decode(_) => FailureKind::Decode,
+            // An answer that cannot be used as it is, like one that does not decode.
+            ListWatchError::Decode(_) | ListWatchError::TooLarge(_) => FailureKind::Decode,
             ListWatchError::Status(_) if error.is_not_found() => FailureKind::NotFound,
             ListWatchError::Status(_) if error.is_forbidden() => FailureKind::Forbidden,
             ListWatchError::Status(_) if error.is_unauthorized() => FailureKind::Unauthorized,
