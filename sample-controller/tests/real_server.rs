@@ -67,13 +67,21 @@ impl Story {
         .await
     }
 
+    /// Read, change, write; again on a conflict (the controller writes the Foo's status
+    /// meanwhile, which changes its resourceVersion), as any writer must.
     async fn set_foo_replicas(&self, name: &str, replicas: i32) {
-        let mut foo = self.foo(name).await.expect("the Foo exists");
-        foo.spec.replicas = Some(replicas);
-        self.foos
-            .update(name, &foo, &PostParams::default())
-            .await
-            .expect("updating the Foo");
+        eventually(
+            &format!("Foo {name} updated to {replicas} replicas"),
+            || async {
+                let mut foo = self.foo(name).await.expect("the Foo exists");
+                foo.spec.replicas = Some(replicas);
+                match self.foos.update(name, &foo, &PostParams::default()).await {
+                    Err(error) if error.is_conflict() => None,
+                    written => Some(written.expect("updating the Foo")),
+                }
+            },
+        )
+        .await;
     }
 }
 
@@ -157,14 +165,22 @@ async fn the_controller_converges_repairs_finalizes_and_survives_an_apiserver_re
     story.set_foo_replicas("web", 3).await;
     story.wait_replicas("web-deploy", 3).await;
 
-    // Repairs drift: someone scales the Deployment by hand.
-    let mut drifted = story.deployment("web-deploy").await.unwrap();
-    drifted.spec.replicas = Some(7);
-    story
-        .deployments
-        .update("web-deploy", &drifted, &PostParams::default())
-        .await
-        .unwrap();
+    // Repairs drift: someone scales the Deployment by hand (again on a conflict: the
+    // deployment controller writes its status meanwhile).
+    eventually("the Deployment scaled by hand", || async {
+        let mut drifted = story.deployment("web-deploy").await.unwrap();
+        drifted.spec.replicas = Some(7);
+        let params = PostParams::default();
+        match story
+            .deployments
+            .update("web-deploy", &drifted, &params)
+            .await
+        {
+            Err(error) if error.is_conflict() => None,
+            written => Some(written.unwrap()),
+        }
+    })
+    .await;
     story.wait_replicas("web-deploy", 3).await;
 
     // Leaves a foreign Deployment alone, with a Warning event on the Foo.
