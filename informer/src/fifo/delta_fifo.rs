@@ -25,10 +25,18 @@
 //! store. The initial population is counted down after processing, not before as in
 //! client-go, so `has_synced` never runs ahead of the store.
 //!
+//! **Back-pressure**, which client-go's DeltaFIFO lacks: the reflector waits
+//! ([`ReflectorStore::has_room`]) while more than [`capacity`](DeltaFIFO::capacity) deltas of
+//! watch events (`Added`, `Updated`, a `Deleted` with its final state) are queued, until the
+//! consumer has taken them down to half. A relist's and a resync's deltas are not counted, as
+//! the [`RealFIFO`](super::RealFIFO) counts a relist as one item: the reflector must not stop
+//! reading its watch behind a relist it has already received.
+//!
 //! ## Invariants
 //!
 //! 1. A key is in `queue` iff it has an entry in `items`, and that entry is not empty.
 //! 2. No key is in `queue` twice.
+//! 3. `events` is the number of deltas in `items` that [`counts`] as watch events.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -40,7 +48,8 @@ use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
 use super::{
-    Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag, transformed, wrap,
+    DEFAULT_QUEUE_CAPACITY, Delta, Deltas, Discard, KeyListerGetter, Population, Queue, SyncedFlag,
+    transformed, wrap,
 };
 use crate::keys::{DeleteEvent, DeletedFinalStateUnknown, meta_namespace_key_func};
 use crate::reflector_store::ReflectorStore;
@@ -88,6 +97,11 @@ impl<T> Default for DeltaFIFOOptions<T> {
 pub struct DeltaFIFO<T> {
     state: Mutex<State<T>>,
     changed: Notify,
+    /// The most watch-event deltas queued before the reflector waits.
+    capacity: usize,
+    /// Woken (all) when the watch-event deltas drop to half the capacity, or on a discard or
+    /// a close.
+    room: Notify,
     synced: Arc<SyncedFlag>,
     transform: RwLock<Option<TransformFunc<T>>>,
     known_objects: Option<Arc<dyn KeyListerGetter<T>>>,
@@ -97,6 +111,8 @@ pub struct DeltaFIFO<T> {
 struct State<T> {
     items: HashMap<Arc<str>, Deltas<T>>,
     queue: VecDeque<Arc<str>>,
+    /// The queued deltas that are watch events (invariant 3).
+    events: usize,
     population: Population,
     closed: bool,
     /// Pushes are ignored while an informer stopped by a panic winds down.
@@ -107,9 +123,14 @@ impl<T> State<T> {
     /// Appends a delta to a key's list, collapsing a repeated deletion; queues a new key.
     /// Returns whether the key entered the line.
     fn queue_action(&mut self, key: &str, delta: Delta<T>) -> bool {
+        if counts(&delta) {
+            self.events += 1;
+        }
         if let Some(deltas) = self.items.get_mut(key) {
             deltas.push(delta);
-            dedup_deletions(deltas);
+            if dedup_deletions(deltas).as_ref().is_some_and(counts) {
+                self.events -= 1;
+            }
             return false;
         }
         let key: Arc<str> = Arc::from(key);
@@ -119,20 +140,31 @@ impl<T> State<T> {
     }
 }
 
+/// Whether a delta counts against the capacity: a watch event (`Added`, `Updated`, or a
+/// `Deleted` with its final state), not a relist's or a resync's.
+fn counts<T>(delta: &Delta<T>) -> bool {
+    match delta {
+        Delta::Added(_) | Delta::Updated(_) => true,
+        Delta::Deleted(event) => !event.is_tombstone(),
+        _ => false,
+    }
+}
+
 /// Collapses the last two deltas when both are deletions: keeps the older one, unless it
 /// is a tombstone and the newer one is not (client-go's `dedupDeltas`/`isDeletionDup`).
-fn dedup_deletions<T>(deltas: &mut Deltas<T>) {
+/// Returns the delta dropped.
+fn dedup_deletions<T>(deltas: &mut Deltas<T>) -> Option<Delta<T>> {
     let n = deltas.len();
     if n < 2 {
-        return;
+        return None;
     }
     if let (Delta::Deleted(older), Delta::Deleted(_)) = (&deltas[n - 2], &deltas[n - 1]) {
         if older.is_tombstone() {
-            deltas.swap_remove(n - 2); // the newer one moves into its place
-        } else {
-            deltas.pop();
+            return Some(deltas.swap_remove(n - 2)); // the newer one moves into its place
         }
+        return deltas.pop();
     }
+    None
 }
 
 impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
@@ -142,16 +174,32 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
             state: Mutex::new(State {
                 items: HashMap::new(),
                 queue: VecDeque::new(),
+                events: 0,
                 population: Population::default(),
                 gate: Discard::default(),
                 closed: false,
             }),
             changed: Notify::new(),
+            capacity: DEFAULT_QUEUE_CAPACITY,
+            room: Notify::new(),
             synced: Arc::new(SyncedFlag::default()),
             transform: RwLock::new(options.transform),
             known_objects: options.known_objects,
             emit_delta_type_replaced: options.emit_delta_type_replaced,
         }
+    }
+
+    /// Bounds the watch-event deltas queued to `capacity` before the reflector waits (builder
+    /// style; default [`DEFAULT_QUEUE_CAPACITY`]). Other producers are not refused: they may
+    /// ask [`has_room`](ReflectorStore::has_room) themselves.
+    pub fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity.max(1);
+        self
+    }
+
+    /// The bound given to [`with_capacity`](Self::with_capacity).
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// The flag [`has_synced`](Self::has_synced) reads, shared with the informer's handler
@@ -268,6 +316,11 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
                     let Some(deltas) = state.items.remove(&key) else {
                         continue; // cannot happen (invariant 1)
                     };
+                    let was_full = state.events > self.capacity / 2;
+                    state.events -= deltas.iter().filter(|d| counts(d)).count();
+                    if was_full && state.events <= self.capacity / 2 {
+                        self.room.notify_waiters();
+                    }
                     let initial = !state.population.synced();
                     let process = process.take()?;
                     // Under the lock: a relist or resync must not run between this pop and
@@ -291,6 +344,7 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
     pub fn close(&self) {
         self.state.lock().closed = true;
         self.changed.notify_waiters();
+        self.room.notify_waiters();
     }
 
     /// Whether the queue was closed.
@@ -304,8 +358,10 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
         let state = &mut *guard;
         state.gate.discard(&mut state.population, &self.synced);
         state.queue.clear();
+        state.events = 0;
         let dropped = std::mem::take(&mut state.items);
         drop(guard);
+        self.room.notify_waiters();
         drop(dropped); // outside the lock
     }
 
@@ -337,6 +393,18 @@ impl<T: Object + Send + Sync + 'static> DeltaFIFO<T> {
 }
 
 impl<T: Object + Send + Sync + 'static> ReflectorStore<T> for DeltaFIFO<T> {
+    fn has_room(&self) -> bool {
+        let state = self.state.lock();
+        state.events < self.capacity || state.closed || state.gate.is_on()
+    }
+
+    fn room(&self) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(super::wait_for_room(&self.room, || {
+            let state = self.state.lock();
+            state.events <= self.capacity / 2 || state.closed || state.gate.is_on()
+        }))
+    }
+
     fn add(&self, object: T) {
         let object = wrap(self.transform_func().as_ref(), object);
         let key = meta_namespace_key_func(&*object);
@@ -450,3 +518,7 @@ impl<T> fmt::Debug for DeltaFIFO<T> {
             .finish()
     }
 }
+
+#[cfg(test)]
+#[path = "delta_fifo_tests.rs"]
+mod tests;

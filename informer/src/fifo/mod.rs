@@ -367,3 +367,18 @@ pub(crate) fn transformed<T>(transform: Option<&crate::TransformFunc<T>>, object
 pub(crate) fn wrap<T>(transform: Option<&crate::TransformFunc<T>>, object: T) -> Arc<T> {
     Arc::new(transformed(transform, object))
 }
+
+/// Waits until `ready` holds: the reflector's wait for room in a bounded queue, woken by
+/// `drained` (which the queue notifies when it drains to its low-water mark, is discarded or
+/// is closed). The waker is registered before each check, so a drain after it wakes this.
+pub(crate) async fn wait_for_room(drained: &Notify, ready: impl Fn() -> bool) {
+    loop {
+        let notified = drained.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if ready() {
+            return;
+        }
+        notified.await;
+    }
+}

@@ -381,22 +381,10 @@ impl<T: Object + Send + Sync + 'static> ReflectorStore<T> for RealFIFO<T> {
     }
 
     fn room(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
-        Box::pin(async move {
-            loop {
-                // Registered before the check: a drain after it wakes this.
-                let drained = self.room.notified();
-                tokio::pin!(drained);
-                drained.as_mut().enable();
-                {
-                    let state = self.state.lock();
-                    if state.items.len() <= self.capacity / 2 || state.closed || state.gate.is_on()
-                    {
-                        return;
-                    }
-                }
-                drained.await;
-            }
-        })
+        Box::pin(super::wait_for_room(&self.room, || {
+            let state = self.state.lock();
+            state.items.len() <= self.capacity / 2 || state.closed || state.gate.is_on()
+        }))
     }
 
     fn transform(&self, object: T) -> T {

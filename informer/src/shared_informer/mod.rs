@@ -93,9 +93,9 @@ pub struct SharedInformerOptions {
     pub resync_period: Duration,
     /// The queue between the reflector and the indexer.
     pub queue: QueueKind,
-    /// How many items the [`RealFIFO`] holds before the reflector waits for the process
-    /// loop; `None` for [`DEFAULT_QUEUE_CAPACITY`](crate::DEFAULT_QUEUE_CAPACITY). (The
-    /// [`DeltaFIFO`] holds one entry per key and is not bounded this way.)
+    /// How many items the [`RealFIFO`] holds (for the [`DeltaFIFO`]: how many deltas of
+    /// watch events) before the reflector waits for the process loop; `None` for
+    /// [`DEFAULT_QUEUE_CAPACITY`](crate::DEFAULT_QUEUE_CAPACITY). Relists are not counted.
     pub queue_capacity: Option<usize>,
     /// How many notifications a handler's buffer holds before the process loop waits for it
     /// to drain to half; `None` for
@@ -250,18 +250,19 @@ impl<T: Object + Send + Sync + 'static> SharedIndexInformer<T> {
             options.name
         };
         let indexer = Arc::new(Indexer::with_indexers(indexers));
+        let capacity = options.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY);
         let queue = match options.queue {
             QueueKind::RealFifo => {
-                let capacity = options.queue_capacity.unwrap_or(DEFAULT_QUEUE_CAPACITY);
                 InformerQueue::Real(Arc::new(RealFIFO::new().with_capacity(capacity)))
             }
-            QueueKind::DeltaFifo => {
-                InformerQueue::Delta(Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
+            QueueKind::DeltaFifo => InformerQueue::Delta(Arc::new(
+                DeltaFIFO::new(DeltaFIFOOptions {
                     known_objects: Some(indexer.clone()),
                     emit_delta_type_replaced: true,
                     transform: None,
-                })))
-            }
+                })
+                .with_capacity(capacity),
+            )),
         };
         let synced = queue.synced_flag();
         let manual = factory.is_none();
