@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use clientgo_apimachinery::labels::is_dns1123_subdomain;
 use clientgo_apimachinery::{ObjectMeta, Time};
 
 use crate::broadcaster::Shared;
@@ -206,22 +207,6 @@ pub fn generate_event_name(ref_name: &str, time: Time) -> String {
     } else {
         uuid::Uuid::new_v4().to_string()
     }
-}
-
-/// Whether `name` is a DNS-1123 subdomain: at most 253 characters, dot-separated labels of
-/// lower-case letters, digits and `-`, each starting and ending with a letter or digit.
-fn is_dns1123_subdomain(name: &str) -> bool {
-    name.len() <= 253
-        && name.split('.').all(|label| {
-            let bytes = label.as_bytes();
-            let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-            match (bytes.first(), bytes.last()) {
-                (Some(first), Some(last)) => {
-                    alnum(first) && alnum(last) && bytes.iter().all(|b| alnum(b) || *b == b'-')
-                }
-                _ => false,
-            }
-        })
 }
 
 #[cfg(test)]

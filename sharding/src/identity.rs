@@ -20,16 +20,18 @@
 //! kube-controller-manager, is `<hostname>_<uuid>`, which only ever names a Lease holder); a
 //! shard's identity also names objects and labels, hence the stricter default of
 //! [`default_identity`]: the hostname made lowercase and stripped to letters, digits and
-//! `-`, then `-<pid>`. The checks port `IsValidLabelValue` and `IsDNS1123Subdomain` of
-//! `k8s.io/apimachinery/pkg/util/validation` (`clientgo-apimachinery` keeps its own copies
-//! private), and report one broken rule, not all of them.
+//! `-`, then `-<pid>`. The checks are `clientgo_apimachinery::labels`'
+//! [`is_valid_label_value`](clientgo_apimachinery::labels::is_valid_label_value) and
+//! [`is_dns1123_subdomain`] (Go's `IsValidLabelValue` and `IsDNS1123Subdomain`), and an error
+//! reports one broken rule, not all of them.
+
+pub use clientgo_apimachinery::labels::is_dns1123_subdomain;
+use clientgo_apimachinery::labels::is_valid_label_value as is_label_value;
 
 use crate::membership::member_lease_name;
 
 /// The longest label value.
 const LABEL_VALUE_MAX: usize = 63;
-/// The longest DNS-1123 subdomain, so the longest object name of most kinds, Leases included.
-const DNS1123_SUBDOMAIN_MAX: usize = 253;
 
 /// What a label value is made of, for error messages.
 const LABEL_VALUE_RULE: &str = "at most 63 letters, digits, '-', '_' and '.', \
@@ -176,32 +178,6 @@ fn identity_from(host: Option<&str>, pid: u32) -> String {
     let name = name.trim_end_matches('-');
     let name = if name.is_empty() { "replica" } else { name };
     format!("{name}{suffix}")
-}
-
-/// Whether `value` is a valid label value: empty, or at most 63 characters of
-/// `[A-Za-z0-9_.-]` starting and ending with a letter or digit.
-fn is_label_value(value: &str) -> bool {
-    let b = value.as_bytes();
-    value.is_empty()
-        || (b.len() <= LABEL_VALUE_MAX
-            && b.first().is_some_and(u8::is_ascii_alphanumeric)
-            && b.last().is_some_and(u8::is_ascii_alphanumeric)
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
-}
-
-/// Whether `name` is a DNS-1123 subdomain: at most 253 characters, dot-separated parts of
-/// lowercase letters, digits and `-`, each starting and ending with a letter or digit. Most
-/// object names, Leases' among them, must be one.
-pub fn is_dns1123_subdomain(name: &str) -> bool {
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    name.len() <= DNS1123_SUBDOMAIN_MAX
-        && name.split('.').all(|part| {
-            let b = part.as_bytes();
-            b.first().is_some_and(alnum)
-                && b.last().is_some_and(alnum)
-                && b.iter().all(|c| alnum(c) || *c == b'-')
-        })
 }
 
 #[cfg(test)]

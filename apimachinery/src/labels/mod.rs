@@ -38,6 +38,19 @@ pub(crate) mod tests;
 pub use label_selector::{LabelSelector, LabelSelectorRequirement};
 pub use selector::{Labels, Operator, Requirement, Selector};
 
+/// Whether `value` is a valid label value (Go's `validation.IsValidLabelValue`): empty, or at
+/// most 63 characters of `[A-Za-z0-9_.-]` starting and ending with a letter or digit.
+pub fn is_valid_label_value(value: &str) -> bool {
+    validation::validate_label_value(value).is_ok()
+}
+
+/// Whether `name` is a DNS-1123 subdomain (Go's `validation.IsDNS1123Subdomain`): at most
+/// 253 characters, dot-separated parts of lowercase letters, digits and `-`, each starting
+/// and ending with a letter or digit. Most object names must be one.
+pub fn is_dns1123_subdomain(name: &str) -> bool {
+    validation::validate_dns1123_subdomain(name).is_ok()
+}
+
 /// Why a requirement is invalid (from [`Requirement::new`] or a [`LabelSelector`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequirementError {

@@ -60,7 +60,7 @@ pub(crate) fn validate_label_value(value: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-fn validate_dns1123_subdomain(s: &str) -> Result<(), &'static str> {
+pub(crate) fn validate_dns1123_subdomain(s: &str) -> Result<(), &'static str> {
     if s.len() > DNS1123_SUBDOMAIN_MAX {
         return Err("prefix part must be no more than 253 characters");
     }
