@@ -41,6 +41,25 @@ pub fn member_lease_name(controller: &str, replica: &str) -> String {
     format!("{controller}-shard-{replica}")
 }
 
+/// A member Lease named `name` in `namespace`, labelled as one of `controller`'s (so the
+/// sharder's informer finds it), holding `spec`.
+pub(crate) fn member_lease(
+    namespace: &str,
+    name: &str,
+    controller: &str,
+    spec: LeaderElectionRecord,
+) -> Lease {
+    let mut metadata = ObjectMeta {
+        name: name.to_owned(),
+        namespace: namespace.to_owned(),
+        ..ObjectMeta::default()
+    };
+    metadata
+        .labels
+        .insert(MEMBER_LABEL.to_owned(), controller.to_owned());
+    Lease { metadata, spec }
+}
+
 /// A [`LeaseLock`] whose Lease is created with the member label, so the sharder finds it
 /// with a label selector.
 pub struct MemberLock {
@@ -80,18 +99,12 @@ impl Lock for MemberLock {
     }
 
     async fn create(&self, record: &LeaderElectionRecord) -> Result<(), LockError> {
-        let mut metadata = ObjectMeta {
-            name: self.name.clone(),
-            namespace: self.namespace.clone(),
-            ..ObjectMeta::default()
-        };
-        metadata
-            .labels
-            .insert(MEMBER_LABEL.to_owned(), self.controller.clone());
-        let lease = Lease {
-            metadata,
-            spec: record.clone(),
-        };
+        let lease = member_lease(
+            &self.namespace,
+            &self.name,
+            &self.controller,
+            record.clone(),
+        );
         match self.leases.create(&lease, &PostParams::default()).await {
             Ok(_) => {}
             Err(error) if error.is_already_exists() => return Err(LockError::AlreadyExists),

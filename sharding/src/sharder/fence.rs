@@ -34,13 +34,14 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use clientgo_apimachinery::{MicroTime, Object, ObjectMeta};
+use clientgo_apimachinery::{MicroTime, Object};
 use clientgo_leaderelection::{LeaderElectionRecord, Lease};
 use clientgo_rest::{DeleteParams, GetParams, PostParams, Preconditions};
 use tokio::time::Instant;
 
 use super::State;
-use crate::{MEMBER_LABEL, member_lease_name};
+use crate::member_lease_name;
+use crate::membership::member_lease;
 
 /// The holder the sharder writes into a member Lease it holds: `sharder:<controller>`. A colon
 /// is not allowed in a replica's identity, so no replica can ever be taken for it.
@@ -139,18 +140,12 @@ impl State {
             Err(error) if error.is_not_found() => {
                 // No Lease: nobody holds it, and creating it keeps the replica from taking
                 // it while its objects move.
-                let mut metadata = ObjectMeta {
-                    name: name.clone(),
-                    namespace: self.config.lease_namespace.clone(),
-                    ..ObjectMeta::default()
-                };
-                metadata
-                    .labels
-                    .insert(MEMBER_LABEL.to_owned(), self.config.controller.clone());
-                let lease = Lease {
-                    metadata,
-                    spec: self.hold_record(&marker, 0),
-                };
+                let lease = member_lease(
+                    &self.config.lease_namespace,
+                    &name,
+                    &self.config.controller,
+                    self.hold_record(&marker, 0),
+                );
                 return match self.leases.create(&lease, &PostParams::default()).await {
                     Ok(created) => {
                         self.metrics.members_fenced.inc();
