@@ -17,15 +17,14 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use clientgo_apimachinery::Object;
 use clientgo_envtest::{ControlPlane, ControlPlaneOptions};
 use clientgo_leaderelection::Lease;
 use clientgo_rest::config::Config;
 use clientgo_rest::{ListParams, PostParams, ResourceClient, RestClient};
 use clientgo_sample_controller::foo::{self, Foo};
-use clientgo_sharding::{MEMBER_LABEL, shard_label};
+use clientgo_sharding::MEMBER_LABEL;
 use k8s_openapi::api::apps::v1::Deployment;
-use support::{eventually, http_get, sample};
+use support::{converged_on_shards, eventually, free_addr, http_get, metrics_total};
 use tokio::process::Child;
 
 const FOOS: usize = 30;
@@ -36,13 +35,6 @@ struct Replica {
     child: Child,
     endpoints: SocketAddr,
     log: PathBuf,
-}
-
-fn free_addr() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
 }
 
 /// Starts a replica with its default identity; its log (every request's response, at debug,
@@ -68,50 +60,18 @@ fn start(cp: &ControlPlane, namespace: &str, dir: &Path, n: usize) -> Replica {
     }
 }
 
-/// Foo name → its shard, once every Foo is converged on one of `members` (its Deployment
-/// exists with the Foo's shard label and replicas, and its status is current).
+/// Foo name → its shard, once every Foo is converged on one of `members`.
 async fn converged(
     foos: &ResourceClient<Foo>,
     deployments: &ResourceClient<Deployment>,
     members: &BTreeSet<String>,
 ) -> BTreeMap<String, String> {
-    let label = shard_label(CONTROLLER);
-    eventually("every Foo converged on a live shard", || async {
-        let foos = foos.list(&ListParams::default()).await.ok()?;
-        let deployments = deployments.list(&ListParams::default()).await.ok()?;
-        let deployments: BTreeMap<&str, &Deployment> =
-            deployments.items.iter().map(|d| (d.name(), d)).collect();
-        let mut placed = BTreeMap::new();
-        for foo in &foos.items {
-            let shard = foo.labels().get(&label)?;
-            let deployment = deployments.get(foo.spec.deployment_name.as_str())?;
-            let current = foo.condition("Ready").is_some()
-                && foo.status.observed_generation == foo.metadata.generation;
-            if !members.contains(shard)
-                || deployment.labels().get(&label) != Some(shard)
-                || deployment.spec.replicas != Some(foo.spec.replicas.unwrap_or(1))
-                || !current
-            {
-                return None;
-            }
-            placed.insert(foo.name().to_owned(), shard.to_owned());
-        }
-        (placed.len() == FOOS).then_some(placed)
-    })
-    .await
+    converged_on_shards(foos, deployments, FOOS, |shard| members.contains(shard)).await
 }
 
 /// The sum of the sample `name` over the `/metrics` of `replicas`.
 async fn total<'a>(replicas: impl Iterator<Item = &'a Replica>, name: &str) -> Option<f64> {
-    let mut sum = 0.0;
-    for replica in replicas {
-        let (status, text) = http_get(replica.endpoints, "/metrics").await?;
-        if status != 200 {
-            return None;
-        }
-        sum += sample(&text, name).unwrap_or(0.0);
-    }
-    Some(sum)
+    metrics_total(replicas.map(|r| r.endpoints), name).await
 }
 
 /// Now, as the replicas' logs write it (tracing-subscriber's UTC timestamp: RFC 3339 with

@@ -12,14 +12,12 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use clientgo_apimachinery::Object;
 use clientgo_envtest::{ControlPlane, ControlPlaneOptions};
 use clientgo_rest::config::Config;
 use clientgo_rest::{ListParams, PostParams, ResourceClient, RestClient};
 use clientgo_sample_controller::foo::{self, Foo};
-use clientgo_sharding::shard_label;
 use k8s_openapi::api::apps::v1::Deployment;
-use support::{eventually, http_get, sample};
+use support::{converged_on_shards, eventually, free_addr, http_get, metrics_total};
 use tokio::process::Child;
 
 const FOOS: usize = 30;
@@ -29,13 +27,6 @@ const REPLICAS: [&str; 3] = ["shard-0", "shard-1", "shard-2"];
 struct Replica {
     child: Child,
     endpoints: SocketAddr,
-}
-
-fn free_addr() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
 }
 
 fn start(cp: &ControlPlane, namespace: &str, identity: &str) -> Replica {
@@ -62,28 +53,8 @@ impl Cluster {
     /// of `members`, its Deployment exists with the same label and the Foo's replicas, and
     /// its status describes its current generation.
     async fn converged(&self, members: &[&str]) -> BTreeMap<String, String> {
-        let label = shard_label("sample-controller");
-        eventually("every Foo converged on a live shard", || async {
-            let foos = self.foos.list(&ListParams::default()).await.ok()?;
-            let deployments = self.deployments.list(&ListParams::default()).await.ok()?;
-            let deployments: BTreeMap<&str, &Deployment> =
-                deployments.items.iter().map(|d| (d.name(), d)).collect();
-            let mut placed = BTreeMap::new();
-            for foo in &foos.items {
-                let shard = foo.labels().get(&label)?;
-                let deployment = deployments.get(foo.spec.deployment_name.as_str())?;
-                let status_current = foo.condition("Ready").is_some()
-                    && foo.status.observed_generation == foo.metadata.generation;
-                if !members.contains(&shard)
-                    || deployment.labels().get(&label) != Some(shard)
-                    || deployment.spec.replicas != Some(foo.spec.replicas.unwrap_or(1))
-                    || !status_current
-                {
-                    return None;
-                }
-                placed.insert(foo.name().to_owned(), shard.to_owned());
-            }
-            (placed.len() == FOOS).then_some(placed)
+        converged_on_shards(&self.foos, &self.deployments, FOOS, |shard| {
+            members.contains(&shard)
         })
         .await
     }
@@ -91,15 +62,7 @@ impl Cluster {
 
 /// The sum of the samples `name` over the `/metrics` of `replicas`.
 async fn total<'a>(replicas: impl Iterator<Item = &'a Replica>, name: &str) -> Option<f64> {
-    let mut sum = 0.0;
-    for replica in replicas {
-        let (status, text) = http_get(replica.endpoints, "/metrics").await?;
-        if status != 200 {
-            return None;
-        }
-        sum += sample(&text, name).unwrap_or(0.0);
-    }
-    Some(sum)
+    metrics_total(replicas.map(|r| r.endpoints), name).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

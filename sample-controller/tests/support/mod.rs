@@ -246,3 +246,65 @@ pub fn sample(text: &str, sample: &str) -> Option<f64> {
         .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' '))
         .and_then(|value| value.trim().parse().ok())
 }
+
+/// A port on 127.0.0.1 that is free now, for a binary's endpoints.
+pub fn free_addr() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+/// The sum of the sample `name` over the `/metrics` of the endpoints at `addrs`; `None` while
+/// one of them does not answer 200.
+pub async fn metrics_total(
+    addrs: impl IntoIterator<Item = std::net::SocketAddr>,
+    name: &str,
+) -> Option<f64> {
+    let mut sum = 0.0;
+    for addr in addrs {
+        let (status, text) = http_get(addr, "/metrics").await?;
+        if status != 200 {
+            return None;
+        }
+        sum += sample(&text, name).unwrap_or(0.0);
+    }
+    Some(sum)
+}
+
+/// Foo name → its shard, once all `count` Foos are converged on shards `is_member` accepts:
+/// each carries such a shard label, its Deployment exists with the same label and the Foo's
+/// replicas, and its status describes its current generation.
+pub async fn converged_on_shards(
+    foos: &ResourceClient<Foo>,
+    deployments: &ResourceClient<Deployment>,
+    count: usize,
+    is_member: impl Fn(&str) -> bool,
+) -> std::collections::BTreeMap<String, String> {
+    use clientgo_apimachinery::Object;
+    use std::collections::BTreeMap;
+    let label = clientgo_sharding::shard_label("sample-controller");
+    eventually("every Foo converged on a live shard", || async {
+        let foos = foos.list(&Default::default()).await.ok()?;
+        let deployments = deployments.list(&Default::default()).await.ok()?;
+        let deployments: BTreeMap<&str, &Deployment> =
+            deployments.items.iter().map(|d| (d.name(), d)).collect();
+        let mut placed = BTreeMap::new();
+        for foo in &foos.items {
+            let shard = foo.labels().get(&label)?;
+            let deployment = deployments.get(foo.spec.deployment_name.as_str())?;
+            let status_current = foo.condition("Ready").is_some()
+                && foo.status.observed_generation == foo.metadata.generation;
+            if !is_member(shard)
+                || deployment.labels().get(&label) != Some(shard)
+                || deployment.spec.replicas != Some(foo.spec.replicas.unwrap_or(1))
+                || !status_current
+            {
+                return None;
+            }
+            placed.insert(foo.name().to_owned(), shard.to_owned());
+        }
+        (placed.len() == count).then_some(placed)
+    })
+    .await
+}
