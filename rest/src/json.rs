@@ -13,14 +13,18 @@
 //! limit can overflow the thread's stack, however small. Deeper is an error, as it is on the
 //! server.
 //!
-//! What the caller does with such a value is its own business, and recursive too:
-//! serde_json's `Value` is dropped, cloned and serialized by recursion. Measured on a 2 MiB
-//! thread stack (a tokio worker's default), a `Value` 1,000 levels deep survives all three in
-//! a debug build and 1,500 does not; a release build survives 3,000 and not 10,000. Programs
-//! that keep such objects (a cache of [`DynamicObject`](clientgo_apimachinery::DynamicObject)s
-//! of a deep custom resource) should give their runtime larger worker stacks
-//! (`tokio::runtime::Builder::thread_stack_size`) or decode into typed objects, which keep
-//! only the fields they name (the rest is skipped without recursion).
+//! What is built out of such input is bounded lower, at [`MAX_KEPT_DEPTH`] levels: serde_json's
+//! `Value` (and any recursive type) is dropped, cloned, compared, printed and serialized by
+//! recursion, so a value kept 10,000 levels deep would decode safely and then overflow the
+//! stack of whatever thread drops it (measured on a 2 MiB thread stack, a tokio worker's
+//! default: a debug build survives 1,000 levels and not 1,500, a release build 3,000 and not
+//! 10,000). Past the bound the decode fails (`nested deeper than 512 levels where a value is
+//! kept`), so a list or a watch that skips undecodable items leaves that object out and counts
+//! it, as it does any other it cannot decode, and the process lives on. Only what is built is
+//! counted (see `bounded`): a typed object, or object metadata, whose deep part is a field it
+//! does not name skips that part and decodes, however deep it goes up to [`MAX_DEPTH`].
+//! Where it differs from client-go: an unstructured informer there keeps an object 10,000
+//! levels deep (Go's stacks grow); a dynamic informer here leaves out one deeper than 512.
 //!
 //! **Messages.** serde's messages quote the value that did not fit (``invalid type: string
 //! "hunter2", expected u32``, ``unknown variant `x` ``), and a field of a Secret, a token in a
@@ -28,13 +32,20 @@
 //! was found, what was expected, which field was missing) and drops the value itself; every
 //! [`DecodeError`](crate::DecodeError) and the watch crate's decode errors use it.
 
+mod bounded;
+
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 /// The deepest nesting decoded: kube-apiserver's (Go `encoding/json`'s `maxNestingDepth`).
 pub const MAX_DEPTH: usize = 10_000;
 
-/// Decodes `bytes` as serde_json does, but up to [`MAX_DEPTH`] levels deep instead of 128.
-/// See the module documentation.
+/// The deepest nesting of what a decode builds (a map inside a map ... counts one level each);
+/// deeper parts of the input that are skipped may nest up to [`MAX_DEPTH`]. See the module
+/// documentation.
+pub const MAX_KEPT_DEPTH: usize = 512;
+
+/// Decodes `bytes` as serde_json does, but up to [`MAX_DEPTH`] levels deep instead of 128, of
+/// which at most [`MAX_KEPT_DEPTH`] are built. See the module documentation.
 pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
     match serde_json::from_slice(bytes) {
         Err(error) if is_recursion_limit(&error) => from_slice_deep(bytes),
@@ -65,7 +76,12 @@ fn from_slice_deep<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::E
         red_zone: 128 * 1024,
         stack_size: 2 * 1024 * 1024,
     };
-    let value = T::deserialize(stacker)?;
+    let bounded = bounded::Bounded {
+        de: stacker,
+        levels: MAX_KEPT_DEPTH,
+        bound: MAX_KEPT_DEPTH,
+    };
+    let value = T::deserialize(bounded)?;
     deserializer.end()?;
     Ok(value)
 }
@@ -151,28 +167,112 @@ mod tests {
     }
 
     /// Objects as deep as kube-apiserver accepts decode, on a stack far smaller than their
-    /// recursion would need; one level deeper is refused, as the server refuses it.
+    /// recursion would need, where their deep part is skipped; one level deeper is refused, as
+    /// the server refuses it.
     #[test]
     fn objects_nested_up_to_the_servers_depth_decode_without_overflowing_the_stack() {
-        let result = std::thread::Builder::new()
+        #[derive(Deserialize)]
+        struct Named {
+            name: String,
+        }
+        let (skipped, named, kept, too_deep) = std::thread::Builder::new()
             .stack_size(1024 * 1024)
             .spawn(|| {
-                let deep: Result<IgnoredAny, _> = from_slice(nested(MAX_DEPTH).as_bytes());
-                let value: Result<serde_json::Value, _> = from_slice(nested(MAX_DEPTH).as_bytes());
-                let ok = deep.is_ok() && value.is_ok();
-                // Too deep to drop here: the caller's concern (see the module docs).
-                std::mem::forget(value);
+                let deep = nested(MAX_DEPTH);
+                let skipped = from_slice::<IgnoredAny>(deep.as_bytes()).is_ok();
+                let object = format!(r#"{{"spec":{deep},"name":"x"}}"#);
+                let named = from_slice::<Named>(object[..].as_bytes()).map(|n| n.name);
+                let kept = from_slice::<serde_json::Value>(deep.as_bytes()).map(|_| ());
                 let too_deep = from_slice::<serde_json::Value>(nested(MAX_DEPTH + 1).as_bytes());
-                (ok, too_deep.map_err(|e| redacted_message(&e)))
+                let too_deep = too_deep.map(|_| ());
+                (
+                    skipped,
+                    named.ok(),
+                    kept.map_err(|e| redacted_message(&e)),
+                    too_deep,
+                )
             })
             .unwrap()
             .join()
             .unwrap();
-        assert!(result.0, "10,000 levels decode");
-        let error = result.1.unwrap_err();
-        assert_eq!(error, "nested deeper than 10000 levels");
+        assert!(skipped, "10,000 levels decode when skipped");
+        assert_eq!(
+            named.as_deref(),
+            Some("x"),
+            "a typed object skips its deep field"
+        );
+        assert_eq!(
+            kept.unwrap_err(),
+            "nested deeper than 512 levels where a value is kept"
+        );
+        let error = too_deep.unwrap_err();
+        assert_eq!(redacted_message(&error), "nested deeper than 10000 levels");
         assert!(from_slice::<serde_json::Value>(nested(129).as_bytes()).is_ok());
         assert!(serde_json::from_slice::<serde_json::Value>(nested(129).as_bytes()).is_err());
+    }
+
+    /// A value as deep as a decode keeps is safe to use on a tokio worker's default stack
+    /// (2 MiB): dropped, cloned, compared, printed and serialized, each by recursion. One
+    /// level deeper is not built.
+    #[test]
+    fn a_value_at_the_kept_depth_survives_every_recursive_use_on_a_worker_stack() {
+        let outcome = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(|| {
+                let array = format!(
+                    "{}1{}",
+                    "[".repeat(MAX_KEPT_DEPTH),
+                    "]".repeat(MAX_KEPT_DEPTH)
+                );
+                let mut lengths = Vec::new();
+                for text in [nested(MAX_KEPT_DEPTH), array] {
+                    let value: serde_json::Value = from_slice(text.as_bytes()).unwrap();
+                    let copy = value.clone();
+                    assert!(copy == value);
+                    let printed = format!("{value:?}{value}");
+                    let written = serde_json::to_vec(&value).unwrap();
+                    lengths.push((printed.len() > written.len(), written.len() == text.len()));
+                    drop((value, copy));
+                }
+                let refused = [
+                    nested(MAX_KEPT_DEPTH + 1),
+                    format!(
+                        "{}1{}",
+                        "[".repeat(MAX_KEPT_DEPTH + 1),
+                        "]".repeat(MAX_KEPT_DEPTH + 1)
+                    ),
+                ]
+                .map(|text| from_slice::<serde_json::Value>(text.as_bytes()).is_err());
+                (lengths, refused)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(outcome.0, [(true, true), (true, true)]);
+        assert_eq!(outcome.1, [true, true]);
+    }
+
+    /// The bound counts what is built whatever its type: enums, options, newtypes and
+    /// sequences inside a typed object.
+    #[test]
+    fn the_kept_depth_counts_levels_inside_typed_objects() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Outer {
+            inner: Option<Vec<Wrapper>>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Wrapper(serde_json::Value);
+        let within = format!(r#"{{"inner":[{}]}}"#, nested(MAX_KEPT_DEPTH - 2));
+        let beyond = format!(r#"{{"inner":[{}]}}"#, nested(MAX_KEPT_DEPTH - 1));
+        // Padded past 128 levels elsewhere so that both take the deep path.
+        let pad = format!(r#","skip":{}}}"#, nested(200));
+        let within = format!("{}{pad}", &within[..within.len() - 1]);
+        let beyond = format!("{}{pad}", &beyond[..beyond.len() - 1]);
+        assert!(from_slice::<Outer>(within.as_bytes()).is_ok());
+        let error = from_slice::<Outer>(beyond.as_bytes()).unwrap_err();
+        assert!(redacted_message(&error).contains("where a value is kept"));
     }
 
     #[test]

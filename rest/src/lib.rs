@@ -14,7 +14,7 @@
 //! | [`request`] | [`Request`]: verb, namespace, resource, name, subresource, params, body | `rest.Request` |
 //! | `execute` | sending: throttle, retries, time limit, metrics, warnings | `Request.Do`/`Stream`/`Watch` |
 //! | [`resource_client`] | [`ResourceClient`]: get, list, create, update, patch, delete, watch; [`MetadataClient`] for metadata only | typed, dynamic and metadata clients |
-//! | [`json`] | objects nested up to kube-apiserver's 10,000 levels; decode errors that never quote values | `sigs.k8s.io/json` |
+//! | [`json`] | objects nested up to kube-apiserver's 10,000 levels, values built at most 512 deep; decode errors that never quote values | `sigs.k8s.io/json` |
 //! | [`list_decode`] | [`ListDecoder`]: list responses decoded item by item as the body arrives | `Result.Into`, which decodes the whole body |
 //! | [`error`], [`api_error`] | [`Error`], [`ApiError`] and its `is_not_found`-style predicates | `errors.StatusError` |
 //! | [`retry`] | when a request is sent again | `rest/with_retry.go` |

@@ -282,8 +282,9 @@ impl<T> ResourceClient<T> {
     /// `Success` one an empty list.
     ///
     /// An item that is valid JSON but not a `T` (or nests deeper than the server allows, or
-    /// is larger than [`Config::max_list_item_bytes`](crate::Config::max_list_item_bytes)) is
-    /// left out of the list, logged as a warning and counted in
+    /// builds a value deeper than [`json::MAX_KEPT_DEPTH`](crate::json::MAX_KEPT_DEPTH), or is
+    /// larger than [`Config::max_list_item_bytes`](crate::Config::max_list_item_bytes)) is left
+    /// out of the list, logged as a warning and counted in
     /// `rest_client_undecodable_items_total`; the rest of the list is returned. Use
     /// [`list_partial`](Self::list_partial) to see those errors.
     pub async fn list(&self, params: &ListParams) -> Result<ObjectList<T>, Error>

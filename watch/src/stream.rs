@@ -16,10 +16,11 @@
 //!
 //! Events nest up to kube-apiserver's 10,000 levels (see [`clientgo_rest::json`]). An event
 //! that is valid JSON but does not decode (its object is not a `T`, its type is unknown, or
-//! it nests deeper than that) ends the stream with [`WatchError::Decode`], as any broken
-//! frame does; a consumer that relists afterwards (an informer) gets past it, since the list
-//! leaves the undecodable object out and the new watch starts after it. A consumer that can
-//! only re-watch from before the event would meet it again forever: with
+//! it nests deeper than that, or builds a value deeper than
+//! [`MAX_KEPT_DEPTH`](clientgo_rest::json::MAX_KEPT_DEPTH)) ends the stream with
+//! [`WatchError::Decode`], as any broken frame does; a consumer that relists afterwards (an
+//! informer) gets past it, since the list leaves the undecodable object out and the new watch
+//! starts after it. A consumer that can only re-watch from before the event would meet it again forever: with
 //! [`Watch::skipping_undecodable`] such an event fails that event only (it is skipped,
 //! logged as a warning without its content, counted in [`Watch::undecodable_events`] and
 //! handed to the handler set with [`Watch::on_undecodable`]) and the stream goes on; the
