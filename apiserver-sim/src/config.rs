@@ -41,6 +41,13 @@ pub struct SimConfig {
     /// the time a kept-alive connection waits for its next request too, so an idle connection
     /// is closed after this long (kube-apiserver closes them after 90 s).
     pub header_read_timeout: Duration,
+    /// Most watches open at once; one more is answered 429 TooManyRequests with
+    /// `Retry-After: 1`, as kube-apiserver answers past its in-flight limits. Default 10,000.
+    pub max_watches: usize,
+    /// Most client connections open at once; one more is closed as soon as it is accepted.
+    /// Default 4,096 (kube-apiserver has no such limit of its own: the process's file
+    /// descriptors bound it).
+    pub max_connections: usize,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -59,6 +66,8 @@ impl std::fmt::Debug for SimConfig {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("git_version", &self.git_version)
             .field("header_read_timeout", &self.header_read_timeout)
+            .field("max_watches", &self.max_watches)
+            .field("max_connections", &self.max_connections)
             .finish()
     }
 }
@@ -79,6 +88,8 @@ impl Default for SimConfig {
             max_body_bytes: 3 * 1024 * 1024,
             git_version: "v1.32.0-sim".to_owned(),
             header_read_timeout: Duration::from_secs(32),
+            max_watches: 10_000,
+            max_connections: 4_096,
         }
     }
 }

@@ -16,7 +16,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::config::SimConfig;
 use crate::errors::ApiError;
@@ -87,6 +87,12 @@ impl ApiServerSim {
             requests: Requests::default(),
             shutdown: shutdown_rx,
             gc_kick: Notify::new(),
+            watch_slots: Arc::new(Semaphore::new(
+                config.max_watches.min(Semaphore::MAX_PERMITS),
+            )),
+            connection_slots: Arc::new(Semaphore::new(
+                config.max_connections.min(Semaphore::MAX_PERMITS),
+            )),
             config,
         });
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -294,11 +300,19 @@ async fn accept_loop(
             },
             _ = shutdown.changed() => return,
         };
+        // Past the cap the connection is closed at once: the client sees it reset, rather
+        // than the server taking one more task and buffer set.
+        let Ok(slot) = state.connection_slots.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, limit = state.config.max_connections, "too many connections: closing a new one");
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let state = state.clone();
         let address = address.clone();
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
+            let _slot = slot;
             match acceptor {
                 Some(acceptor) => match acceptor.accept(stream).await {
                     Ok(tls) => serve(TokioIo::new(tls), state, address).await,

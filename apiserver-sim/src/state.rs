@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::config::SimConfig;
 use crate::faults::Faults;
@@ -31,6 +31,11 @@ pub struct SimState {
     pub shutdown: watch::Receiver<bool>,
     /// Wakes the garbage collector.
     pub gc_kick: Notify,
+    /// One permit per open watch ([`SimConfig::max_watches`](crate::SimConfig::max_watches)).
+    pub watch_slots: Arc<Semaphore>,
+    /// One permit per open connection
+    /// ([`SimConfig::max_connections`](crate::SimConfig::max_connections)).
+    pub connection_slots: Arc<Semaphore>,
 }
 
 /// A shared handle on the state.

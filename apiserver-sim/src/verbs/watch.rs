@@ -160,6 +160,12 @@ async fn start(
         },
         (_, Some(n)) => Start::After(n),
     };
+    // Held by the watch's task until it ends (its client gone, its timeout, a fault).
+    let slot = state
+        .watch_slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| errors::too_many_requests(1))?;
     let (tx, rx) = mpsc::channel(128);
     let watcher = Watcher {
         state,
@@ -171,6 +177,7 @@ async fn start(
         tx,
     };
     tokio::spawn(async move {
+        let _slot = slot;
         if let Err(e) = watcher.run(start).await {
             tracing::debug!(error = %e, "watch ended by the client");
         }

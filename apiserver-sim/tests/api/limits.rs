@@ -121,3 +121,76 @@ async fn the_written_kubeconfig_is_readable_by_its_owner_only() {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), sim.kubeconfig());
     }
 }
+
+/// Watches past `max_watches` are refused as an overloaded kube-apiserver refuses requests
+/// (429, `Retry-After: 1`), over HTTP/2 too, where they would share one connection; a watch
+/// that ends gives its slot back.
+#[tokio::test]
+async fn watches_past_the_cap_are_refused_until_one_ends() {
+    let config = SimConfig {
+        max_watches: 2,
+        ..SimConfig::default()
+    };
+    let (sim, _) = start(config).await;
+    let c = Client::http2(sim.url());
+    let path = format!("{CMS}?watch=true");
+    let first = c.watch(&path).await;
+    let _second = c.watch(&path).await;
+    let refused = c.get(&path).await;
+    assert_status(&refused, 429, "TooManyRequests");
+    assert_eq!(refused.headers["retry-after"], "1");
+
+    drop(first);
+    eventually("a watch slot to come free", || async {
+        c.get(&format!("{CMS}?watch=true&timeoutSeconds=1"))
+            .await
+            .status
+            == 200
+    })
+    .await;
+}
+
+/// Connections past `max_connections` are closed as soon as they are accepted; one that
+/// closes makes room for the next.
+#[tokio::test]
+async fn connections_past_the_cap_are_closed_until_one_closes() {
+    let config = SimConfig {
+        max_connections: 2,
+        ..SimConfig::default()
+    };
+    let (sim, _) = start(config).await;
+    let healthz = b"GET /healthz HTTP/1.1\r\nHost: sim\r\n\r\n";
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(sim.addr()).await.unwrap();
+        stream.write_all(healthz).await.unwrap();
+        let mut buf = [0u8; 256];
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(
+            buf[..n].starts_with(b"HTTP/1.1 200"),
+            "served within the cap"
+        );
+        held.push(stream);
+    }
+    let mut third = tokio::net::TcpStream::connect(sim.addr()).await.unwrap();
+    let _ = third.write_all(healthz).await;
+    let mut buf = [0u8; 256];
+    let read = tokio::time::timeout(WAIT, third.read(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(0) | Err(_))),
+        "the connection past the cap is closed unanswered: {read:?}"
+    );
+
+    drop(held.pop());
+    eventually("a connection slot to come free", || async {
+        let Ok(mut stream) = tokio::net::TcpStream::connect(sim.addr()).await else {
+            return false;
+        };
+        if stream.write_all(healthz).await.is_err() {
+            return false;
+        }
+        let mut buf = [0u8; 256];
+        matches!(stream.read(&mut buf).await, Ok(n) if buf[..n].starts_with(b"HTTP/1.1 200"))
+    })
+    .await;
+}
