@@ -36,7 +36,7 @@ use tokio::time::Instant;
 use crate::line::{PRIORITY_NORMAL, Priority};
 use crate::metrics::{CounterMetric, resolve_provider};
 use crate::queue::journey;
-use crate::queue::{Backoff, Drain, Order, Queue, QueueConfig, QueueItem};
+use crate::queue::{Delays, Drain, Order, Queue, QueueConfig, QueueItem};
 use crate::state::Fired;
 
 /// How many due items the timer moves into line per critical section.
@@ -118,14 +118,12 @@ impl<T: QueueItem> DelayingQueue<T> {
         let retries = resolve_provider(&config.name, config.metrics_provider.as_ref())
             .map(|provider| provider.new_retries_metric(&config.name));
         let inner = Arc::new_cyclic(|weak: &Weak<Inner<T>>| {
-            let backoff = limiter.map(|limiter| {
-                Box::new(LimiterBackoff {
-                    queue: weak.clone(),
-                    limiter,
-                }) as Box<dyn Backoff<T>>
+            let delays = Box::new(QueueDelays {
+                queue: weak.clone(),
+                limiter,
             });
             Inner {
-                queue: Queue::build(config, backoff, order),
+                queue: Queue::build(config, Some(delays), order),
                 timer: Arc::new(Notify::new()),
                 epoch: Instant::now(),
                 retries,
@@ -209,26 +207,40 @@ impl<T: QueueItem> Inner<T> {
     }
 }
 
-/// The rate-limited queue's backoff for failed items: the limiter's delay, then `add_after`.
-struct LimiterBackoff<T> {
+/// The delaying queue's part in the outcomes of its items: with a rate limiter, the backoff
+/// of failed items (the limiter's delay, then `add_after`); for any, requeues after a delay.
+struct QueueDelays<T> {
     /// Weak: the queue owns this (through its core), not the other way round.
     queue: Weak<Inner<T>>,
-    limiter: Arc<dyn RateLimiter<T>>,
+    limiter: Option<Arc<dyn RateLimiter<T>>>,
 }
 
-impl<T: QueueItem> Backoff<T> for LimiterBackoff<T> {
+impl<T: QueueItem> Delays<T> for QueueDelays<T> {
     fn retry(&self, item: &T, priority: Priority) -> bool {
-        let Some(inner) = self.queue.upgrade() else {
+        let (Some(limiter), Some(inner)) = (&self.limiter, self.queue.upgrade()) else {
             return false;
         };
-        let delay = self.limiter.when(item);
-        inner.trace_backoff(item, delay, &*self.limiter);
+        let delay = limiter.when(item);
+        inner.trace_backoff(item, delay, &**limiter);
         inner.add_after(item.clone(), delay, priority);
         true
     }
 
     fn forget(&self, item: &T) {
-        self.limiter.forget(item);
+        if let Some(limiter) = &self.limiter {
+            limiter.forget(item);
+        }
+    }
+
+    fn after(&self, item: &T, delay: Duration, priority: Priority) -> bool {
+        let Some(inner) = self.queue.upgrade() else {
+            return false;
+        };
+        if journey::enabled() {
+            journey::add_after(inner.queue.name(), item, inner.queue.hash(item), delay);
+        }
+        inner.add_after(item.clone(), delay, priority);
+        true
     }
 }
 

@@ -25,7 +25,9 @@
 //! `wait.UntilWithContext(ctx, c.runWorker, time.Second)` around `processNextWorkItem`): each
 //! key goes to the reconcile, is forgotten on success and comes back after its backoff on an
 //! error or a panic; on cancel the queue shuts down and the reconciles in hand get a bounded
-//! drain.
+//! drain. A reconcile that needs another look later, for state the API server does not watch
+//! (an external system, an expiry), returns `Ok(`[`Reconciled::RequeueAfter`]`(delay))`
+//! instead of `Ok(())`: the key comes back once the delay has passed.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -116,7 +118,7 @@ pub use prometheus::PrometheusMetricsProvider;
 pub use queue::{Drain, Get, Processing, Queue, QueueConfig, QueueItem};
 pub use rate_limiting::RateLimitingQueue;
 #[cfg(not(clientgo_loom))]
-pub use workers::{DEFAULT_DRAIN_TIMEOUT, WorkerPool, WorkerStats, run_workers};
+pub use workers::{DEFAULT_DRAIN_TIMEOUT, Reconciled, WorkerPool, WorkerStats, run_workers};
 
 #[doc(no_inline)]
 pub use clientgo_ratelimit::RateLimiter;

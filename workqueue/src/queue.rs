@@ -98,15 +98,18 @@ impl fmt::Debug for QueueConfig {
     }
 }
 
-/// What a queue with a rate limiter does for a failed item: the rate-limited queue's part of
-/// the [`Processing`] outcomes.
-pub(crate) trait Backoff<T>: Send + Sync {
+/// What a queue with delays (and maybe a rate limiter) does for an item handed back: the
+/// delaying queue's part of the [`Processing`] outcomes.
+pub(crate) trait Delays<T>: Send + Sync {
     /// Schedules `item` (still held) to be added again after its backoff, with the priority
-    /// it was handed out at. Returns false when the queue it belongs to is gone, so the caller
-    /// falls back to adding it at once.
+    /// it was handed out at. Returns false when there is no rate limiter or the queue it
+    /// belongs to is gone, so the caller falls back to adding it at once.
     fn retry(&self, item: &T, priority: Priority) -> bool;
-    /// Drops the failure history of `item`.
+    /// Drops the failure history of `item` (nothing without a rate limiter).
     fn forget(&self, item: &T);
+    /// Schedules `item` to be added again once `delay` has passed. Returns false when the
+    /// queue it belongs to is gone.
+    fn after(&self, item: &T, delay: std::time::Duration, priority: Priority) -> bool;
 }
 
 /// A work queue of keys. Cloning gives another handle to the same queue.
@@ -141,8 +144,9 @@ struct Shared<T> {
     hasher: ItemHasher,
     /// `state.shutting_down`, readable without the lock (set under it, never cleared).
     closed: AtomicBool,
-    /// The rate limiter's part in [`Processing::retry`] and [`Processing::forget`], if any.
-    backoff: Option<Box<dyn Backoff<T>>>,
+    /// The delaying queue's part in [`Processing::retry`], [`Processing::forget`] and
+    /// [`Processing::requeue_after`], if the queue has delays.
+    delays: Option<Box<dyn Delays<T>>>,
 }
 
 /// The order in which a queue hands out its waiting items.
@@ -191,11 +195,11 @@ impl<T: QueueItem> Queue<T> {
         Self::build(config, None, Order::Fifo)
     }
 
-    /// A new queue that hands items out in `order`, its failed items going through
-    /// `backoff`.
+    /// A new queue that hands items out in `order`, its failed and requeued items going
+    /// through `delays`.
     pub(crate) fn build(
         config: QueueConfig,
-        backoff: Option<Box<dyn Backoff<T>>>,
+        delays: Option<Box<dyn Delays<T>>>,
         order: Order,
     ) -> Self {
         let provider = resolve_provider(&config.name, config.metrics_provider.as_ref());
@@ -217,7 +221,7 @@ impl<T: QueueItem> Queue<T> {
                 name: config.name.as_str().into(),
                 closed: AtomicBool::new(false),
                 hasher,
-                backoff,
+                delays,
             }),
         };
         if has_metrics {
@@ -366,8 +370,8 @@ impl<T: QueueItem> Queue<T> {
     /// Ends a failed hold: the item comes back after its backoff, or at once on a queue
     /// without a rate limiter. After shut down it is only marked done.
     fn retry_hashed(&self, hash: u64, item: &T, priority: Priority, outcome: &'static str) {
-        if let Some(backoff) = &self.shared.backoff {
-            if self.shutting_down() || backoff.retry(item, priority) {
+        if let Some(delays) = &self.shared.delays {
+            if self.shutting_down() || delays.retry(item, priority) {
                 self.done_hashed(hash, item, outcome);
                 return;
             }
@@ -593,7 +597,7 @@ impl<T: QueueItem> Drop for Drain<'_, T> {
 /// An item handed out by [`Queue::get`], held until the worker gives an outcome.
 ///
 /// It dereferences to the item. While it lives, no other worker gets the same item. It is the
-/// only way to end the hold, with one of three outcomes:
+/// only way to end the hold, with one of four outcomes:
 ///
 /// * [`done`](Processing::done): processed; the item may be handed out again (at once if it
 ///   was added while it was held);
@@ -601,7 +605,10 @@ impl<T: QueueItem> Drop for Drain<'_, T> {
 ///   history in the queue's rate limiter (client-go's `Forget` then `Done`);
 /// * [`retry`](Processing::retry): failed: the item comes back after the backoff its rate
 ///   limiter gives it (client-go's `AddRateLimited` then `Done`), or at once on a queue
-///   without one.
+///   without one;
+/// * [`requeue_after`](Processing::requeue_after): processed successfully, to be looked at
+///   again after a delay: `forget`, and the item comes back once the delay has passed
+///   (client-go's `Forget`, `AddAfter`, then `Done`; controller-runtime's `RequeueAfter`).
 ///
 /// Dropped without an outcome (a panic unwinding through the worker, an early return, an
 /// aborted task), the guard does what `retry` does, and logs a warning: the change the item
@@ -648,10 +655,32 @@ impl<T: QueueItem> Processing<'_, T> {
     /// limiter (on a queue without one, this is [`done`](Processing::done)).
     pub fn forget(mut self) {
         let item = self.take();
-        if let Some(backoff) = &self.queue.shared.backoff {
-            backoff.forget(&item);
+        if let Some(delays) = &self.queue.shared.delays {
+            delays.forget(&item);
         }
         self.queue.done_hashed(self.hash, &item, "forget");
+    }
+
+    /// Ends the hold after a success that asks for another look later (a periodic check, a
+    /// wait on something outside the cluster): drops the item's failure history, as
+    /// [`forget`](Processing::forget) does, and adds it again once `delay` has passed. A
+    /// queue without delays (a plain [`Queue`]) cannot do that: the item is only marked done,
+    /// with a warning. After shut down it is only marked done.
+    pub fn requeue_after(mut self, delay: std::time::Duration) {
+        let item = self.take();
+        match &self.queue.shared.delays {
+            Some(delays) => {
+                delays.forget(&item);
+                if !self.queue.shutting_down() {
+                    delays.after(&item, delay, self.priority);
+                }
+            }
+            None => tracing::warn!(
+                queue = %self.queue.shared.name,
+                "requeue_after on a queue without delays: the item is only marked done"
+            ),
+        }
+        self.queue.done_hashed(self.hash, &item, "requeue_after");
     }
 
     /// Ends the hold after a failure: the item is added again after the backoff its rate

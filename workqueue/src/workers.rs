@@ -63,6 +63,32 @@ use tracing::Instrument;
 use crate::queue::{Processing, Queue, QueueItem};
 use fence::{Deadline, Fence, Guarded, Outcome, Stopped};
 
+/// What a successful reconcile asks for its key: nothing until it is added again (a change
+/// came in), or another look once a delay has passed, for state outside the API server's
+/// watch (an external system, a certificate's expiry, a periodic check). controller-runtime's
+/// `Result{RequeueAfter}`, kube-rs's `Action`.
+///
+/// A reconcile returning `Result<(), E>` means [`Reconciled::Done`] on `Ok`; one returning
+/// `Result<Reconciled, E>` chooses. An error always means a retry after the key's backoff,
+/// whatever a success would have asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reconciled {
+    /// Forget the key's failures; it comes back when something adds it again.
+    #[default]
+    Done,
+    /// Forget the key's failures and add it again once this much time has passed (at once
+    /// for zero). An add that comes sooner runs it sooner; the delayed add still comes, and
+    /// finds it waiting or runs it again. On a plain [`Queue`], which has no delays, this is
+    /// `Done` with a warning.
+    RequeueAfter(Duration),
+}
+
+impl From<()> for Reconciled {
+    fn from((): ()) -> Reconciled {
+        Reconciled::Done
+    }
+}
+
 /// How long reconciles in hand may run on after cancel, by default.
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -163,14 +189,16 @@ impl WorkerPool {
 
     /// Runs the workers, each a task of its own, until `cancel`, then shuts `queue` down,
     /// drains (bounded) and returns. Each key is handed to `reconcile`: `Ok` forgets its
-    /// failures, `Err` or a panic retries it after its backoff (on a rate-limited queue; at
-    /// once on a plain one). The queue is shut down when this returns or its future is
+    /// failures (and, with [`Reconciled::RequeueAfter`], adds it again after the delay, on a
+    /// queue with delays), `Err` or a panic retries it after its backoff (on a rate-limited
+    /// queue; at once on a plain one). The queue is shut down when this returns or its future is
     /// dropped, and then no reconcile of the pool is polled again (see the module docs).
-    pub async fn run<T, F, Fut, E>(self, queue: &Queue<T>, reconcile: F, cancel: CancellationToken)
+    pub async fn run<T, F, Fut, R, E>(self, queue: &Queue<T>, reconcile: F, cancel: CancellationToken)
     where
         T: QueueItem + Display + Sync,
         F: Fn(T) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+        R: Into<Reconciled> + 'static,
         E: Display + 'static,
     {
         let shared = Arc::new(Shared {
@@ -221,7 +249,7 @@ impl WorkerPool {
 }
 
 /// [`WorkerPool::new(workers).run(queue, reconcile, cancel)`](WorkerPool::run).
-pub async fn run_workers<T, F, Fut, E>(
+pub async fn run_workers<T, F, Fut, R, E>(
     queue: &Queue<T>,
     workers: usize,
     reconcile: F,
@@ -229,7 +257,8 @@ pub async fn run_workers<T, F, Fut, E>(
 ) where
     T: QueueItem + Display + Sync,
     F: Fn(T) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    Fut: Future<Output = Result<R, E>> + Send + 'static,
+    R: Into<Reconciled> + 'static,
     E: Display + 'static,
 {
     WorkerPool::new(workers).run(queue, reconcile, cancel).await
@@ -280,11 +309,12 @@ impl<T: QueueItem, F> Drop for Pool<T, F> {
 
 /// One worker: takes keys until the queue is shut down and empty; once shutting down it
 /// starts nothing new, nor while the lease deadline (if any) has passed.
-async fn worker<T, F, Fut, E>(index: usize, shared: Arc<Shared<T, F>>)
+async fn worker<T, F, Fut, R, E>(index: usize, shared: Arc<Shared<T, F>>)
 where
     T: QueueItem + Display + Sync,
     F: Fn(T) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    Fut: Future<Output = Result<R, E>> + Send + 'static,
+    R: Into<Reconciled> + 'static,
     E: Display + 'static,
 {
     let Shared {
@@ -327,7 +357,7 @@ where
             stage = "reconcile", queue = queue.name(), key = %key, worker = index as u64,
             outcome = tracing::field::Empty);
         // A closure that panics before it returns a future fails the key like any panic.
-        let outcome: Outcome<Result<(), E>> =
+        let outcome: Outcome<Result<R, E>> =
             match std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(key))) {
                 Ok(future) => {
                     Guarded::new(future, fence, deadline.clone().map(Deadline::new))
@@ -339,7 +369,7 @@ where
         span.record(
             "outcome",
             match &outcome {
-                Ok(Ok(Ok(()))) => "ok",
+                Ok(Ok(Ok(_))) => "ok",
                 Ok(Ok(Err(_))) => "error",
                 Ok(Err(_)) => "panic",
                 Err(Stopped::Fenced) => "fenced",
@@ -364,18 +394,22 @@ where
 }
 
 /// Ends the hold according to the reconcile's outcome.
-fn settle<T, E>(
+fn settle<T, R, E>(
     held: Processing<'_, T>,
-    outcome: Result<Result<(), E>, Box<dyn Any + Send>>,
+    outcome: Result<Result<R, E>, Box<dyn Any + Send>>,
     stats: &WorkerStats,
 ) where
     T: QueueItem + Display,
+    R: Into<Reconciled>,
     E: Display,
 {
     match outcome {
-        Ok(Ok(())) => {
+        Ok(Ok(reconciled)) => {
             stats.succeeded.inc();
-            held.forget();
+            match reconciled.into() {
+                Reconciled::Done => held.forget(),
+                Reconciled::RequeueAfter(delay) => held.requeue_after(delay),
+            }
         }
         Ok(Err(error)) => {
             stats.failed.inc();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
-use clientgo_workqueue::{RateLimitingQueue, WorkerPool, WorkerStats, run_workers};
+use clientgo_workqueue::{Queue, RateLimitingQueue, Reconciled, WorkerPool, WorkerStats, run_workers};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -409,4 +409,79 @@ async fn past_the_lease_deadline_nothing_starts_and_nothing_in_hand_goes_on() {
     assert_eq!(stats.cancelled.get(), 3, "work-3600 twice, work-15 once");
     cancel.cancel();
     run.await.unwrap();
+}
+
+/// `Reconciled::RequeueAfter`: the key comes back once its delay has passed, its failure
+/// history forgotten (controller-runtime's `RequeueAfter`); an error still backs off.
+#[tokio::test(start_paused = true)]
+async fn a_requeue_after_brings_the_key_back_after_its_delay_with_its_failures_forgotten() {
+    let queue = queue_of(&["poll"]);
+    let start = tokio::time::Instant::now();
+    let runs: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let cancel = CancellationToken::new();
+    let task = {
+        let (queue, runs) = (queue.clone(), runs.clone());
+        let reconcile = move |_key: Arc<str>| {
+            let runs = runs.clone();
+            async move {
+                let run = {
+                    let mut runs = runs.lock();
+                    runs.push(start.elapsed());
+                    runs.len()
+                };
+                match run {
+                    1 => Err("not yet".to_owned()),
+                    _ => Ok(Reconciled::RequeueAfter(Duration::from_secs(30))),
+                }
+            }
+        };
+        let cancel = cancel.clone();
+        tokio::spawn(async move { WorkerPool::new(2).run(&queue, reconcile, cancel).await })
+    };
+    for _ in 0..2000 {
+        if runs.lock().len() >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let runs = runs.lock().clone();
+    assert!(runs.len() >= 4, "{runs:?}");
+    // The error: back after its 5 ms backoff. Each success: back 30 s later.
+    assert!(runs[1] - runs[0] < Duration::from_secs(1), "{runs:?}");
+    for pair in runs[1..4].windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_secs(30) && gap < Duration::from_secs(31),
+            "{runs:?}"
+        );
+    }
+    assert_eq!(queue.num_requeues(&Arc::from("poll")), 0, "forgotten");
+    cancel.cancel();
+    task.await.unwrap();
+}
+
+/// A plain queue has no delays: a requeue after a delay only ends the hold.
+#[tokio::test(start_paused = true)]
+async fn a_requeue_after_on_a_plain_queue_is_done() {
+    let queue: Queue<Arc<str>> = Queue::new();
+    queue.add(Arc::from("once"));
+    let log: Log = Arc::default();
+    let cancel = CancellationToken::new();
+    let task = {
+        let (queue, log, cancel) = (queue.clone(), log.clone(), cancel.clone());
+        let reconcile = move |key: Arc<str>| {
+            let log = log.clone();
+            async move {
+                log.lock().push(key.to_string());
+                Ok::<_, String>(Reconciled::RequeueAfter(Duration::from_secs(1)))
+            }
+        };
+        tokio::spawn(async move { WorkerPool::new(1).run(&queue, reconcile, cancel).await })
+    };
+    wait_for(&log, 1).await;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(*log.lock(), ["once"]);
+    assert!(queue.is_empty());
+    cancel.cancel();
+    task.await.unwrap();
 }
