@@ -36,6 +36,21 @@ pub(crate) type K8sOwnerReference = k8s_meta::OwnerReference;
 
 static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 
+/// Ours as k8s-openapi's, e.g. for a typed object's `owner_references`:
+/// `OwnerReference::controller_of(&foo).into()`.
+impl From<OwnerReference> for K8sOwnerReference {
+    fn from(r: OwnerReference) -> K8sOwnerReference {
+        K8sOwnerReference {
+            api_version: r.api_version,
+            kind: r.kind,
+            name: r.name,
+            uid: r.uid,
+            controller: r.controller,
+            block_owner_deletion: r.block_owner_deletion,
+        }
+    }
+}
+
 /// Whether a k8s-openapi resource scope is namespaced; implemented for
 /// `NamespaceResourceScope` and `ClusterResourceScope` (not for subresources).
 pub trait ScopeIsNamespaced {
@@ -254,17 +269,7 @@ where
         meta_mut(self).deletion_grace_period_seconds = seconds;
     }
     fn set_owner_references(&mut self, refs: Vec<OwnerReference>) {
-        let refs: Vec<K8sOwnerReference> = refs
-            .into_iter()
-            .map(|r| K8sOwnerReference {
-                api_version: r.api_version,
-                kind: r.kind,
-                name: r.name,
-                uid: r.uid,
-                controller: r.controller,
-                block_owner_deletion: r.block_owner_deletion,
-            })
-            .collect();
+        let refs: Vec<K8sOwnerReference> = refs.into_iter().map(K8sOwnerReference::from).collect();
         meta_mut(self).owner_references = Some(refs).filter(|r| !r.is_empty());
     }
     fn labels_mut(&mut self) -> &mut BTreeMap<String, String> {

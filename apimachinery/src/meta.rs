@@ -215,6 +215,47 @@ pub struct OwnerReference {
     pub block_owner_deletion: Option<bool>,
 }
 
+impl OwnerReference {
+    /// A reference to `owner` as the controller of the object that will carry it: client-go's
+    /// `metav1.NewControllerRef(owner, gvk)`, the type taken from `K`, `controller` and
+    /// `blockOwnerDeletion` true. The garbage collector deletes the dependent after its
+    /// owner, and the owner's controller is the one that adopts it (see
+    /// [`Object::is_controlled_by`](crate::Object::is_controlled_by)).
+    ///
+    /// ```
+    /// use clientgo_apimachinery::{Object, ObjectMeta, OwnerReference, Resource, impl_object};
+    ///
+    /// #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+    /// struct Foo { metadata: ObjectMeta }
+    /// impl_object!(Foo);
+    /// impl Resource for Foo {
+    ///     const GROUP: &'static str = "samplecontroller.k8s.io";
+    ///     const VERSION: &'static str = "v1alpha1";
+    ///     const KIND: &'static str = "Foo";
+    ///     const PLURAL: &'static str = "foos";
+    ///     const NAMESPACED: bool = true;
+    /// }
+    ///
+    /// let mut foo = Foo::default();
+    /// foo.metadata.name = "example".into();
+    /// foo.metadata.uid = "6f0b1c1e".into();
+    /// let owner = OwnerReference::controller_of(&foo);
+    /// assert_eq!(owner.api_version, "samplecontroller.k8s.io/v1alpha1");
+    /// assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("Foo", "example"));
+    /// assert_eq!((owner.controller, owner.block_owner_deletion), (Some(true), Some(true)));
+    /// ```
+    pub fn controller_of<K: crate::Resource + crate::Object + ?Sized>(owner: &K) -> OwnerReference {
+        OwnerReference {
+            api_version: K::api_version().into_owned(),
+            kind: K::KIND.to_owned(),
+            name: owner.name().to_owned(),
+            uid: owner.uid().to_owned(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }
+    }
+}
+
 /// Metadata of a list (`metav1.ListMeta`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

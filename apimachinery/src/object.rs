@@ -68,6 +68,16 @@ pub trait Object {
         self.owner_references().find(OwnerRef::is_controller)
     }
 
+    /// Whether `owner` is this object's controller (its controller reference names `owner`'s
+    /// uid): client-go's `metav1.IsControlledBy`. A controller acts only on the dependents
+    /// it controls, never on a same-named object someone else made.
+    fn is_controlled_by<O: Object + ?Sized>(&self, owner: &O) -> bool
+    where
+        Self: Sized,
+    {
+        self.controller_ref().is_some_and(|r| r.uid == owner.uid())
+    }
+
     /// Whether deletion was requested (a deletion timestamp is set).
     fn is_being_deleted(&self) -> bool {
         self.deletion_timestamp().is_some()
@@ -538,5 +548,31 @@ mod tests {
         assert_eq!(m.labels().get("app"), Some("web"));
         assert_eq!(m.finalizers(), ["f"]);
         assert_eq!(m.resource_version(), "9");
+    }
+
+    /// `metav1.IsControlledBy`: the controller reference's uid, not its name, decides.
+    #[test]
+    fn is_controlled_by_compares_the_controller_references_uid() {
+        let mut owner = ObjectMeta::namespaced("ns", "rs");
+        owner.uid = "u2".into();
+        let mut same_name = owner.clone();
+        same_name.uid = "other".into();
+        let mut dependent = ObjectMeta::namespaced("ns", "pod");
+        assert!(!dependent.is_controlled_by(&owner), "no owner references");
+        dependent.owner_references = vec![OwnerReference {
+            uid: "u2".into(),
+            controller: None,
+            ..OwnerReference::default()
+        }];
+        assert!(
+            !dependent.is_controlled_by(&owner),
+            "an owner, not the controller"
+        );
+        dependent.owner_references[0].controller = Some(true);
+        assert!(dependent.is_controlled_by(&owner));
+        assert!(
+            !dependent.is_controlled_by(&same_name),
+            "a same-named object is not it"
+        );
     }
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo::CancellationToken;
-use clientgo::apimachinery::Object;
+use clientgo::apimachinery::{Object, OwnerReference};
 use clientgo::rest::{Config, PostParams, ResourceClient, RestClient};
 use clientgo::tools::cache::{
     EnqueueHandler, NamespaceLister, SharedInformerFactory, split_meta_namespace_key,
@@ -29,7 +29,7 @@ use clientgo::util::ratelimit::default_controller_rate_limiter;
 use clientgo::util::workqueue::{PriorityQueue, run_workers};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -111,14 +111,7 @@ impl Controller {
                     metadata: ObjectMeta {
                         name: Some(name.to_owned()),
                         // client-go's `metav1.NewControllerRef(cm, gvk)`.
-                        owner_references: Some(vec![OwnerReference {
-                            api_version: "v1".into(),
-                            kind: "ConfigMap".into(),
-                            name: cm.name().to_owned(),
-                            uid: cm.uid().to_owned(),
-                            controller: Some(true),
-                            block_owner_deletion: Some(true),
-                        }]),
+                        owner_references: Some(vec![OwnerReference::controller_of(&*cm).into()]),
                         ..ObjectMeta::default()
                     },
                     data: Some(data),
@@ -129,7 +122,7 @@ impl Controller {
                     .await?;
             }
             // Never take over a Secret someone else made (the sample-controller's rule).
-            Some(secret) if secret.controller_ref().is_none_or(|o| o.uid != cm.uid()) => {
+            Some(secret) if !secret.is_controlled_by(&*cm) => {
                 return Err(
                     format!("Secret {key} exists and is not controlled by its ConfigMap").into(),
                 );

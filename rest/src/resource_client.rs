@@ -386,6 +386,44 @@ impl<T> ResourceClient<T> {
             .json()
     }
 
+    /// Server-side apply: `object` is what the field manager `params.field_manager` wants of
+    /// the object `name` (the fields it sets, and nothing else); the server creates the object
+    /// if it is missing, merges those fields into it otherwise, and records the manager as
+    /// their owner. A field another manager owns with a different value is a 409 Conflict
+    /// unless `params.force` takes it over. client-go's `Apply`; the same as
+    /// [`patch`](Self::patch) with [`PatchType::Apply`]. Build `params` with
+    /// [`PatchParams::apply`]: a controller applies with its own name and `force`, as the
+    /// single writer of what it manages.
+    ///
+    /// `object` must carry `apiVersion`, `kind` and `metadata.name` (typed objects with
+    /// `Default` fields serialize those defaults too, and so claim them: an apply object is
+    /// usually a `serde_json::Value` or a type whose fields are `Option`s).
+    pub async fn apply<P: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        object: &P,
+        params: &PatchParams,
+    ) -> Result<T, Error>
+    where
+        T: DeserializeOwned,
+    {
+        self.patch(name, PatchType::Apply, object, params).await
+    }
+
+    /// [`apply`](Self::apply) to the `status` subresource (client-go's `ApplyStatus`).
+    pub async fn apply_status<P: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        object: &P,
+        params: &PatchParams,
+    ) -> Result<T, Error>
+    where
+        T: DeserializeOwned,
+    {
+        self.patch_status(name, PatchType::Apply, object, params)
+            .await
+    }
+
     fn patch_request<P: Serialize + ?Sized>(
         &self,
         name: &str,

@@ -7,7 +7,7 @@
 //! writes, plus the `Ready` condition and `observedGeneration` that Kubernetes API
 //! conventions ask a status to carry.
 
-use clientgo_apimachinery::{Object, Resource, Time};
+use clientgo_apimachinery::{Object, OwnerReference, Resource, Time};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -34,14 +34,8 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
         metadata: meta::ObjectMeta {
             name: Some(foo.spec.deployment_name.clone()),
             namespace: Some(foo.metadata.namespace.clone()),
-            owner_references: Some(vec![meta::OwnerReference {
-                api_version: Foo::api_version().into_owned(),
-                kind: Foo::KIND.to_owned(),
-                name: foo.metadata.name.clone(),
-                uid: foo.metadata.uid.clone(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
+            // client-go's `metav1.NewControllerRef(foo, gvk)`.
+            owner_references: Some(vec![OwnerReference::controller_of(foo).into()]),
             ..meta::ObjectMeta::default()
         },
         spec: DeploymentSpec {

@@ -213,6 +213,14 @@ impl PatchParams {
         }
     }
 
+    /// Takes over the fields other managers own with other values (`force=true`), instead of
+    /// a 409 Conflict: `PatchParams::apply("foo-controller").force()`, a controller applying
+    /// what it alone manages.
+    pub fn force(mut self) -> Self {
+        self.force = true;
+        self
+    }
+
     pub(crate) fn apply_to(&self, mut r: Request) -> Request {
         if self.dry_run {
             r = r.dry_run();

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use clientgo_apimachinery::StatusReason;
-use clientgo_rest::{GetParams, PatchParams, PatchType, ResourceClient};
+use clientgo_rest::{GetParams, PatchParams, ResourceClient};
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::json;
 
@@ -44,17 +44,11 @@ async fn an_apply_conflicting_with_another_manager_is_refused_until_forced() {
     let apply = |manager: &'static str, data: serde_json::Value, force: bool| {
         let api = api.clone();
         let manifest = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": data});
-        let params = PatchParams {
-            force,
-            ..PatchParams::apply(manager)
+        let params = match force {
+            true => PatchParams::apply(manager).force(),
+            false => PatchParams::apply(manager),
         };
-        async move {
-            within(
-                "an apply",
-                api.patch("shared", PatchType::Apply, &manifest, &params),
-            )
-            .await
-        }
+        async move { within("an apply", api.apply("shared", &manifest, &params)).await }
     };
     let a_data = || json!({"shared": "from-a", "only-a": "a"});
     let b_data = || json!({"shared": "from-b"});

@@ -133,17 +133,21 @@ async fn config_map_verbs_over_tls_with_a_token() {
     assert_eq!(patched.labels().get("app"), Some("web"));
     let applied = config_map("d", "web", &[("x", "1")]);
     let apply = PatchParams::apply("clientgo-tests");
-    let d = api
-        .patch("d", PatchType::Apply, &applied, &apply)
-        .await
-        .unwrap();
+    let d = api.apply("d", &applied, &apply).await.unwrap();
     assert_eq!(data(&d)["x"], "1", "apply creates");
     let again = config_map("d", "web", &[("x", "2")]);
-    let d = api
-        .patch("d", PatchType::Apply, &again, &apply)
-        .await
-        .unwrap();
+    let d = api.apply("d", &again, &apply).await.unwrap();
     assert_eq!(data(&d)["x"], "2", "apply updates");
+    // Another manager setting the same field conflicts, until it forces the apply.
+    let theirs = config_map("d", "web", &[("x", "3")]);
+    let error = api
+        .apply("d", &theirs, &PatchParams::apply("someone-else"))
+        .await
+        .unwrap_err();
+    assert!(error.is_conflict(), "{error}");
+    let forced = PatchParams::apply("someone-else").force();
+    let d = api.apply("d", &theirs, &forced).await.unwrap();
+    assert_eq!(data(&d)["x"], "3", "a forced apply takes the field over");
 
     // delete and delete_collection.
     match api.delete("a", &DeleteParams::default()).await.unwrap() {
