@@ -43,25 +43,11 @@
 //!
 //! # The journey vocabulary
 //!
-//! Every journey event and span has a `stage` field; the others depend on it. Keys are
-//! `namespace/name` (or a queue item's text), `rv` a resourceVersion; durations are in
-//! microseconds (`_us`).
-//!
-//! | stage | emitted by | fields |
-//! |---|---|---|
-//! | `watch` | the reflector, per watch event received | `resource`, `type` (`ADDED`, `MODIFIED`, `DELETED`), `key`, `rv` |
-//! | `listed` | the reflector, per object of a list (LIST pages or a streaming list's initial events) as it replaces the cache: a key's journey at startup or after a relist | `resource`, `via` (`LIST`, `watch-list`), `key`, `rv` |
-//! | `applied` | the informer, per change applied to its cache and handed to the handlers | `resource`, `type`, `key`, `rv` |
-//! | `handler` (span) | the informer, around each handler call | `resource`, `handler`, `type`, `key`, `rv` |
-//! | `add` | the work queue | `queue`, `key`, `outcome` (`new`, `coalesced`, `deferred`: the key is being processed), `depth` |
-//! | `add_after` | the delaying queue | `queue`, `key`, `delay_us` |
-//! | `backoff` | the rate-limited queue, on a retry or `add_rate_limited` | `queue`, `key`, `delay_us`, `failures` |
-//! | `fired` | the delaying queue's timer | `queue`, `count`, `depth` |
-//! | `get` | the work queue | `queue`, `key`, `depth` |
-//! | `done` | the work queue, when a hold ends | `queue`, `key`, `outcome` (`done`, `forget`, `retry`, `abandoned`) |
-//! | `reconcile` (span) | the worker pool | `queue`, `key`, `worker`, then `outcome` (`ok`, `error`, `panic`) |
-//! | `http` (span) | the REST client, per request | OpenTelemetry's `http.request.method`, `url.path`, `server.address`, `http.response.status_code`, `error.type`; and `k8s.verb`, `k8s.resource`, `k8s.namespace`, `k8s.name`, `retries`, `throttle_wait_us` |
-//! | `leader` | leader election | `lock`, `identity`, `transition` (`acquired`, `lost`, `released`, `observed`), `holder` |
+//! The stages, their fields and the words of their outcomes are defined once, in the
+//! `clientgo-journey` crate ([`vocabulary`]), which every emitter uses too: its documentation
+//! has the table of who emits what. The recorder reads each entry's `stage` as a
+//! [`vocabulary::Stage`], in an exhaustive `match`, so a stage added to the vocabulary is a
+//! compile error here until the timeline handles it.
 //!
 //! The wait of a key (from its first add to its get) is computed from the events; the queue
 //! keeps no add times of its own.
@@ -120,6 +106,8 @@ use tracing_subscriber::filter::Filtered;
 use tracing_subscriber::layer::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
+/// The journey vocabulary the recorder reads (the `clientgo-journey` crate).
+pub use clientgo_journey as vocabulary;
 pub use layer::{JourneyFilter, RecorderLayer};
 pub use live::{InFlight, QueueState, QueueView, Waiting};
 pub use record::{Entry, Fields, Value};

@@ -7,6 +7,7 @@
 //! added since the recorder was installed, and a key's failures as its rate limiter last
 //! reported them. client-go has no such view; its metrics give only the depth and ages.
 
+use clientgo_journey::{AddOutcome, DoneOutcome, Stage};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
@@ -53,7 +54,7 @@ pub(crate) struct Live {
 impl Live {
     /// A journey span opened: a reconcile names the worker holding its key.
     pub(crate) fn span_opened(&mut self, stage: &str, fields: &Fields) {
-        if stage != "reconcile" {
+        if stage != Stage::Reconcile.name() {
             return;
         }
         let (Some(queue), Some(key)) = (fields.str("queue"), fields.str("key")) else {
@@ -95,21 +96,22 @@ impl Live {
             failures: 0,
             retry_at: None,
         };
-        match &*entry.stage {
-            "add" => {
+        match Stage::from_name(&entry.stage) {
+            Some(Stage::Add) => {
                 let key = queue.keys.entry(key.into()).or_insert_with(slot);
-                match (fields.str("outcome"), key.state) {
-                    (Some("deferred"), State::InFlight { .. }) => {
+                let outcome = fields.str("outcome").and_then(AddOutcome::from_name);
+                match (outcome, key.state) {
+                    (Some(AddOutcome::Deferred), State::InFlight { .. }) => {
                         key.state = State::InFlight { dirty: true }
                     }
-                    (_, State::Delayed { .. }) | (Some("new"), _) => {
+                    (_, State::Delayed { .. }) | (Some(AddOutcome::New), _) => {
                         key.state = State::Waiting;
                         key.since = now;
                     }
                     _ => {}
                 }
             }
-            "add_after" | "backoff" => {
+            Some(Stage::AddAfter | Stage::Backoff) => {
                 let delay = Duration::from_micros(fields.u64("delay_us").unwrap_or(0));
                 let key = queue.keys.entry(key.into()).or_insert_with(slot);
                 if let Some(failures) = fields.u64("failures") {
@@ -125,17 +127,18 @@ impl Live {
                     }
                 }
             }
-            "get" => {
+            Some(Stage::Get) => {
                 let key = queue.keys.entry(key.into()).or_insert_with(slot);
                 key.state = State::InFlight { dirty: false };
                 key.since = now;
                 key.worker = None;
             }
-            "done" => {
+            Some(Stage::Done) => {
                 let Some(held) = queue.keys.get_mut(key) else {
                     return;
                 };
-                if fields.str("outcome") == Some("forget") {
+                let outcome = fields.str("outcome").and_then(DoneOutcome::from_name);
+                if let Some(DoneOutcome::Forget | DoneOutcome::RequeueAfter) = outcome {
                     held.failures = 0;
                 }
                 held.worker = None;
@@ -153,7 +156,17 @@ impl Live {
                     }
                 }
             }
-            _ => {}
+            // The queue's view needs its own events only.
+            Some(
+                Stage::Watch
+                | Stage::Listed
+                | Stage::Applied
+                | Stage::Handler
+                | Stage::Reconcile
+                | Stage::Http
+                | Stage::Leader,
+            )
+            | None => {}
         }
     }
 

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
+use clientgo_journey::{AddOutcome, Stage};
 use serde::Serialize;
 
 use crate::record::Entry;
@@ -381,8 +382,8 @@ impl Timeline {
         };
 
         for entry in entries {
-            match &*entry.stage {
-                "watch" | "listed" => {
+            match Stage::from_name(&entry.stage) {
+                Some(Stage::Watch | Stage::Listed) => {
                     let id = (
                         text(entry, "resource"),
                         text(entry, "key"),
@@ -390,14 +391,14 @@ impl Timeline {
                     );
                     watches.insert(id, entry);
                 }
-                "add" => {
+                Some(Stage::Add) => {
                     record_depth(&mut timeline, entry);
                     let j = journey(&mut timeline, &mut pending, entry);
                     let outcome = text(entry, "outcome");
                     let cause = entry
                         .parent
                         .and_then(|parent| by_id.get(&parent))
-                        .filter(|handler| &*handler.stage == "handler")
+                        .filter(|handler| &*handler.stage == Stage::Handler.name())
                         .and_then(|handler| {
                             let id = (
                                 text(handler, "resource"),
@@ -413,19 +414,19 @@ impl Timeline {
                         }
                         pending[j].causes.push((watch.id, watch.at));
                     }
-                    if outcome == "coalesced" {
+                    if outcome == AddOutcome::Coalesced.name() {
                         journey.coalesced += 1;
                     }
-                    if outcome != "deferred" && pending[j].first_add.is_none() {
+                    if outcome != AddOutcome::Deferred.name() && pending[j].first_add.is_none() {
                         pending[j].first_add = Some(entry.at);
                     }
                     journey.steps.push(step(entry, StepKind::Add { outcome }));
                 }
-                "add_after" | "backoff" => {
+                Some(Stage::AddAfter | Stage::Backoff) => {
                     let j = journey(&mut timeline, &mut pending, entry);
                     let delay_us = entry.fields.u64("delay_us").unwrap_or(0);
                     let journey = &mut timeline.journeys[j];
-                    let kind = if &*entry.stage == "backoff" {
+                    let kind = if &*entry.stage == Stage::Backoff.name() {
                         journey.backoffs += 1;
                         StepKind::Backoff {
                             delay_us,
@@ -436,8 +437,7 @@ impl Timeline {
                     };
                     journey.steps.push(step(entry, kind));
                 }
-                "fired" => record_depth(&mut timeline, entry),
-                "get" => {
+                Some(Stage::Get) => {
                     record_depth(&mut timeline, entry);
                     let j = journey(&mut timeline, &mut pending, entry);
                     let waited = pending[j]
@@ -453,14 +453,14 @@ impl Timeline {
                         },
                     ));
                 }
-                "done" => {
+                Some(Stage::Done) => {
                     let j = journey(&mut timeline, &mut pending, entry);
                     let outcome = text(entry, "outcome");
                     timeline.journeys[j]
                         .steps
                         .push(step(entry, StepKind::Done { outcome }));
                 }
-                "reconcile" => {
+                Some(Stage::Reconcile) => {
                     let j = journey(&mut timeline, &mut pending, entry);
                     let worker = text(entry, "worker");
                     let lane = *workers.entry(worker.clone()).or_insert_with(|| {
@@ -475,7 +475,7 @@ impl Timeline {
                         .get(&entry.id)
                         .into_iter()
                         .flatten()
-                        .filter(|child| &*child.stage == "http")
+                        .filter(|child| &*child.stage == Stage::Http.name())
                         .map(|child| request(child))
                         .collect();
                     for (from_entry, from) in std::mem::take(&mut pending[j].held) {
@@ -506,23 +506,25 @@ impl Timeline {
                         entry: entry.id,
                     });
                 }
-                "http" => {
+                Some(Stage::Http) => {
                     let in_reconcile = entry
                         .parent
                         .and_then(|parent| by_id.get(&parent))
-                        .is_some_and(|parent| &*parent.stage == "reconcile");
+                        .is_some_and(|parent| &*parent.stage == Stage::Reconcile.name());
                     if !in_reconcile {
                         timeline.client.push(request(entry));
                     }
                 }
-                "leader" => timeline.client.push(step(
+                Some(Stage::Leader) => timeline.client.push(step(
                     entry,
                     StepKind::Leader {
                         transition: text(entry, "transition"),
                         identity: text(entry, "identity"),
                     },
                 )),
-                _ => {}
+                // What an applied change and a handler call caused is read from the `add`s
+                // made inside them; other words are not the vocabulary's.
+                Some(Stage::Applied | Stage::Handler) | None => {}
             }
         }
         for journey in &mut timeline.journeys {
@@ -532,7 +534,12 @@ impl Timeline {
         }
         timeline.other_watches = entries
             .iter()
-            .filter(|e| matches!(&*e.stage, "watch" | "listed") && !linked.contains(&e.id))
+            .filter(|e| {
+                matches!(
+                    Stage::from_name(&e.stage),
+                    Some(Stage::Watch | Stage::Listed)
+                ) && !linked.contains(&e.id)
+            })
             .map(watch_step)
             .collect();
         timeline

@@ -4,6 +4,9 @@
 //! that wrote it, the write coming back through the watch and a reconcile that writes
 //! nothing; changes that coalesce while the only worker is busy; the request's span fields.
 
+use std::collections::BTreeSet;
+
+use clientgo_flightrecorder::vocabulary::{AddOutcome, DoneOutcome, ReconcileOutcome, Stage};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -273,6 +276,37 @@ async fn a_key_journeys_from_its_watch_event_to_its_reconciles() {
             .filter_map(|e| e.fields.str("url.path"))
             .all(|p| !p.contains('?'))
     );
+
+    // Every stage and outcome recorded is a word of the vocabulary the timeline reads, and the
+    // run met every stage of the loop.
+    let stages: BTreeSet<&str> = snapshot.entries.iter().map(|e| &*e.stage).collect();
+    for stage in &stages {
+        assert!(Stage::from_name(stage).is_some(), "unknown stage {stage}");
+    }
+    for stage in [
+        Stage::Watch,
+        Stage::Listed,
+        Stage::Applied,
+        Stage::Handler,
+        Stage::Add,
+        Stage::Get,
+        Stage::Done,
+        Stage::Reconcile,
+        Stage::Http,
+    ] {
+        assert!(stages.contains(stage.name()), "no {stage} in {stages:?}");
+    }
+    for entry in &snapshot.entries {
+        let outcome = entry.fields.str("outcome");
+        let known = match (Stage::from_name(&entry.stage), outcome) {
+            (_, None) => true,
+            (Some(Stage::Add), Some(o)) => AddOutcome::from_name(o).is_some(),
+            (Some(Stage::Done), Some(o)) => DoneOutcome::from_name(o).is_some(),
+            (Some(Stage::Reconcile), Some(o)) => ReconcileOutcome::from_name(o).is_some(),
+            (_, Some(_)) => false,
+        };
+        assert!(known, "{} outcome {outcome:?}", entry.stage);
+    }
 
     // Coalescing: while the only worker holds `hold`, three changes of `many` wait as one key.
     api.create(&configmap("many", true), &PostParams::default())

@@ -4,14 +4,15 @@
 
 use std::time::Duration;
 
+use clientgo_flightrecorder::vocabulary::target;
 use clientgo_flightrecorder::{Recorder, StepKind};
 use serde_json::Value;
 use tracing::{Level, span, trace};
 use tracing_subscriber::layer::SubscriberExt;
 
-const INFORMER: &str = "clientgo_informer::journey";
-const QUEUE: &str = "clientgo_workqueue::journey";
-const REST: &str = "clientgo_rest::journey";
+const INFORMER: &str = target::INFORMER;
+const QUEUE: &str = target::WORKQUEUE;
+const REST: &str = target::REST;
 
 /// A watch event, its handler's span and the add it makes.
 fn watch_and_add(event_type: &str, rv: &str, outcome: &str, depth: u64) {

@@ -73,6 +73,7 @@
 //! such deadline. Leader work that returns on its own ends the leadership (client-go would
 //! keep renewing a lease nobody uses). `on_new_leader` is called inline and must be quick.
 
+use clientgo_journey::{LeaderTransition, Stage, target};
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
@@ -240,7 +241,7 @@ impl<L: Lock> LeaderElector<L> {
             .send_replace(acquired + self.config.renew_deadline);
         let name = &self.config.name;
         tracing::info!(election = %name, lock = %self.lock.describe(), "became leader");
-        self.journey("acquired", self.lock.identity());
+        self.journey(LeaderTransition::Acquired, self.lock.identity());
         let leader_token = cancel.child_token();
         let mut work = FencedWork {
             valid_until: &self.valid_until,
@@ -254,9 +255,9 @@ impl<L: Lock> LeaderElector<L> {
         drop(work);
         self.observed.lock().leading = false;
         let transition = if ended == Ended::Lost {
-            "lost"
+            LeaderTransition::Lost
         } else {
-            "stopped"
+            LeaderTransition::Stopped
         };
         self.journey(transition, self.lock.identity());
         match ended {
@@ -523,7 +524,7 @@ impl<L: Lock> LeaderElector<L> {
             (previous.as_deref() != Some(holder.as_str()) && !holder.is_empty()).then_some(holder)
         };
         if let Some(holder) = &new_holder {
-            self.journey("observed", holder);
+            self.journey(LeaderTransition::Observed, holder);
         }
         if let (Some(holder), Some(callback)) = (new_holder, &self.on_new_leader) {
             callback(&holder);
@@ -533,9 +534,9 @@ impl<L: Lock> LeaderElector<L> {
     /// A transition for the flight recorder's timeline (target
     /// `clientgo_leaderelection::journey`, `TRACE`): `acquired`, `lost`, `stopped`,
     /// `released`, or `observed` (a new holder seen, `identity` is the holder).
-    fn journey(&self, transition: &'static str, identity: &str) {
-        tracing::trace!(target: "clientgo_leaderelection::journey", stage = "leader",
-            lock = %self.lock.describe(), transition, identity);
+    fn journey(&self, transition: LeaderTransition, identity: &str) {
+        tracing::trace!(target: target::LEADERELECTION, stage = Stage::Leader.name(),
+            lock = %self.lock.describe(), transition = transition.name(), identity);
     }
 
     /// Gives the lease up if we hold it: empty holder, one-second duration (client-go's
@@ -567,7 +568,7 @@ impl<L: Lock> LeaderElector<L> {
                     Ok(()) => {
                         self.observe(released, None);
                         tracing::info!(lock = %self.lock.describe(), "released the lease");
-                        self.journey("released", identity);
+                        self.journey(LeaderTransition::Released, identity);
                         return;
                     }
                     Err(crate::record::LockError::Conflict) => continue,

@@ -44,6 +44,7 @@
 //!    cleared: [`Queue::shutting_down`] reads it without the lock, which keeps the delaying
 //!    queue's `add_after` off the lock once the queue is shut down.
 
+use clientgo_journey::DoneOutcome;
 use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
@@ -357,7 +358,7 @@ impl<T: QueueItem> Queue<T> {
 
     /// Ends a hold: the item may be handed out again (at once if it was added meanwhile).
     /// `outcome` names the end in the journey event.
-    fn done_hashed(&self, hash: u64, item: &T, outcome: &'static str) {
+    fn done_hashed(&self, hash: u64, item: &T, outcome: DoneOutcome) {
         let mut wakeups = Wakeups::new();
         {
             let mut state = self.shared.state.lock();
@@ -369,7 +370,7 @@ impl<T: QueueItem> Queue<T> {
 
     /// Ends a failed hold: the item comes back after its backoff, or at once on a queue
     /// without a rate limiter. After shut down it is only marked done.
-    fn retry_hashed(&self, hash: u64, item: &T, priority: Priority, outcome: &'static str) {
+    fn retry_hashed(&self, hash: u64, item: &T, priority: Priority, outcome: DoneOutcome) {
         if let Some(delays) = &self.shared.delays {
             if self.shutting_down() || delays.retry(item, priority) {
                 self.done_hashed(hash, item, outcome);
@@ -648,7 +649,7 @@ impl<T: QueueItem> Processing<'_, T> {
     /// Ends the hold: the item was processed. Its failure history, if any, is kept.
     pub fn done(mut self) {
         let item = self.take();
-        self.queue.done_hashed(self.hash, &item, "done");
+        self.queue.done_hashed(self.hash, &item, DoneOutcome::Done);
     }
 
     /// Ends the hold after a success: drops the item's failure history in the queue's rate
@@ -658,7 +659,8 @@ impl<T: QueueItem> Processing<'_, T> {
         if let Some(delays) = &self.queue.shared.delays {
             delays.forget(&item);
         }
-        self.queue.done_hashed(self.hash, &item, "forget");
+        self.queue
+            .done_hashed(self.hash, &item, DoneOutcome::Forget);
     }
 
     /// Ends the hold after a success that asks for another look later (a periodic check, a
@@ -680,7 +682,8 @@ impl<T: QueueItem> Processing<'_, T> {
                 "requeue_after on a queue without delays: the item is only marked done"
             ),
         }
-        self.queue.done_hashed(self.hash, &item, "requeue_after");
+        self.queue
+            .done_hashed(self.hash, &item, DoneOutcome::RequeueAfter);
     }
 
     /// Ends the hold after a failure: the item is added again after the backoff its rate
@@ -689,7 +692,7 @@ impl<T: QueueItem> Processing<'_, T> {
     pub fn retry(mut self) {
         let item = self.take();
         self.queue
-            .retry_hashed(self.hash, &item, self.priority, "retry");
+            .retry_hashed(self.hash, &item, self.priority, DoneOutcome::Retry);
     }
 }
 
@@ -714,7 +717,7 @@ impl<T: QueueItem> Drop for Processing<'_, T> {
             abandoned();
         }
         self.queue
-            .retry_hashed(self.hash, &item, self.priority, "abandoned");
+            .retry_hashed(self.hash, &item, self.priority, DoneOutcome::Abandoned);
     }
 }
 

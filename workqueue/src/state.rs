@@ -31,6 +31,7 @@
 //! Hashes are computed by the caller before the lock is taken, and travel with the item (in
 //! line, in the heap, in the worker's guard), so no critical section hashes a key.
 
+use clientgo_journey::AddOutcome;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
@@ -250,15 +251,15 @@ impl<T: QueueItem> State<T> {
     /// How many items wait in line.
     /// What an add of `item` would be, for its journey event: `new`, `coalesced` (already
     /// in line) or `deferred` (being processed: back in line when done).
-    pub(crate) fn add_outcome(&self, hash: u64, item: &T) -> &'static str {
+    pub(crate) fn add_outcome(&self, hash: u64, item: &T) -> AddOutcome {
         match self
             .table
             .find(hash, |slot| slot.item == *item)
             .map(Slot::mark)
         {
-            None | Some(Mark::Idle) => "new",
-            Some(Mark::Waiting | Mark::ProcessingDirty) => "coalesced",
-            Some(Mark::Processing) => "deferred",
+            None | Some(Mark::Idle) => AddOutcome::New,
+            Some(Mark::Waiting | Mark::ProcessingDirty) => AddOutcome::Coalesced,
+            Some(Mark::Processing) => AddOutcome::Deferred,
         }
     }
 
@@ -444,9 +445,9 @@ impl<T: QueueItem> State<T> {
             let priority = self.line.take_delayed(due.hash, &due.item, true);
             let traced = trace.map(|queue| {
                 let outcome = match slot.mark() {
-                    Mark::Idle => "delayed",
-                    Mark::Processing => "deferred",
-                    Mark::Waiting | Mark::ProcessingDirty => "coalesced",
+                    Mark::Idle => AddOutcome::Delayed,
+                    Mark::Processing => AddOutcome::Deferred,
+                    Mark::Waiting | Mark::ProcessingDirty => AddOutcome::Coalesced,
                 };
                 (queue, due.item.clone(), outcome)
             });

@@ -60,6 +60,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use clientgo_journey::{ReconcileOutcome, Stage, target};
+
 use crate::queue::{Processing, Queue, QueueItem};
 use fence::{Deadline, Fence, Guarded, Outcome, Stopped};
 
@@ -193,8 +195,12 @@ impl WorkerPool {
     /// queue with delays), `Err` or a panic retries it after its backoff (on a rate-limited
     /// queue; at once on a plain one). The queue is shut down when this returns or its future is
     /// dropped, and then no reconcile of the pool is polled again (see the module docs).
-    pub async fn run<T, F, Fut, R, E>(self, queue: &Queue<T>, reconcile: F, cancel: CancellationToken)
-    where
+    pub async fn run<T, F, Fut, R, E>(
+        self,
+        queue: &Queue<T>,
+        reconcile: F,
+        cancel: CancellationToken,
+    ) where
         T: QueueItem + Display + Sync,
         F: Fn(T) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, E>> + Send + 'static,
@@ -353,9 +359,9 @@ where
         };
         let key = held.item().clone();
         // The reconcile's journey span (see the flight recorder): its worker, its outcome.
-        let span = tracing::trace_span!(target: "clientgo_workqueue::journey", "reconcile",
-            stage = "reconcile", queue = queue.name(), key = %key, worker = index as u64,
-            outcome = tracing::field::Empty);
+        let span = tracing::trace_span!(target: target::WORKQUEUE, "reconcile",
+            stage = Stage::Reconcile.name(), queue = queue.name(), key = %key,
+            worker = index as u64, outcome = tracing::field::Empty);
         // A closure that panics before it returns a future fails the key like any panic.
         let outcome: Outcome<Result<R, E>> =
             match std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(key))) {
@@ -366,16 +372,16 @@ where
                 }
                 Err(panic) => Ok(Err(panic)),
             };
-        span.record(
-            "outcome",
-            match &outcome {
-                Ok(Ok(Ok(_))) => "ok",
-                Ok(Ok(Err(_))) => "error",
-                Ok(Err(_)) => "panic",
-                Err(Stopped::Fenced) => "fenced",
-                Err(Stopped::Expired) => "expired",
-            },
-        );
+        let outcome = outcome.map(|caught| caught.map(|result| result.map(Into::into)));
+        let word = match &outcome {
+            Ok(Ok(Ok(Reconciled::Done))) => ReconcileOutcome::Ok,
+            Ok(Ok(Ok(Reconciled::RequeueAfter(_)))) => ReconcileOutcome::Requeue,
+            Ok(Ok(Err(_))) => ReconcileOutcome::Error,
+            Ok(Err(_)) => ReconcileOutcome::Panic,
+            Err(Stopped::Fenced) => ReconcileOutcome::Fenced,
+            Err(Stopped::Expired) => ReconcileOutcome::Expired,
+        };
+        span.record("outcome", word.name());
         drop(span);
         match outcome {
             Ok(outcome) => {
@@ -394,19 +400,18 @@ where
 }
 
 /// Ends the hold according to the reconcile's outcome.
-fn settle<T, R, E>(
+fn settle<T, E>(
     held: Processing<'_, T>,
-    outcome: Result<Result<R, E>, Box<dyn Any + Send>>,
+    outcome: Result<Result<Reconciled, E>, Box<dyn Any + Send>>,
     stats: &WorkerStats,
 ) where
     T: QueueItem + Display,
-    R: Into<Reconciled>,
     E: Display,
 {
     match outcome {
         Ok(Ok(reconciled)) => {
             stats.succeeded.inc();
-            match reconciled.into() {
+            match reconciled {
                 Reconciled::Done => held.forget(),
                 Reconciled::RequeueAfter(delay) => held.requeue_after(delay),
             }

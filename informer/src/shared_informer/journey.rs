@@ -10,6 +10,7 @@
 //! interested each costs a relaxed load; the key is formatted only when one is.
 //! client-go has no such events; its reflector logs at high verbosity instead.
 
+use clientgo_journey::{Stage, target};
 use std::fmt;
 use std::sync::Arc;
 
@@ -39,7 +40,7 @@ impl<T: Object + ?Sized> fmt::Display for Key<'_, T> {
 /// A watch event received (`ADDED`, `MODIFIED`, `DELETED`).
 #[inline]
 pub(crate) fn watch_event<T: Object>(event_type: &'static str, object: &T) {
-    tracing::trace!(target: "clientgo_informer::journey", stage = "watch",
+    tracing::trace!(target: target::INFORMER, stage = Stage::Watch.name(),
         resource = resource_of::<T>(), r#type = event_type, key = %Key(object),
         rv = object.resource_version());
 }
@@ -48,11 +49,11 @@ pub(crate) fn watch_event<T: Object>(event_type: &'static str, object: &T) {
 /// which no watch event brought. `via` is `LIST` (the pages of a LIST) or `watch-list` (the
 /// initial events of a streaming list).
 pub(crate) fn listed<T: Object>(via: &'static str, objects: &[T]) {
-    if !tracing::enabled!(target: "clientgo_informer::journey", tracing::Level::TRACE) {
+    if !tracing::enabled!(target: target::INFORMER, tracing::Level::TRACE) {
         return;
     }
     for object in objects {
-        tracing::trace!(target: "clientgo_informer::journey", stage = "listed",
+        tracing::trace!(target: target::INFORMER, stage = Stage::Listed.name(),
             resource = resource_of::<T>(), via, key = %Key(object),
             rv = object.resource_version());
     }
@@ -61,7 +62,7 @@ pub(crate) fn listed<T: Object>(via: &'static str, objects: &[T]) {
 /// A change applied to the cache and handed to the handlers.
 #[inline]
 pub(crate) fn applied<T: Object>(event_type: &'static str, object: &T) {
-    tracing::trace!(target: "clientgo_informer::journey", stage = "applied",
+    tracing::trace!(target: target::INFORMER, stage = Stage::Applied.name(),
         resource = resource_of::<T>(), r#type = event_type, key = %Key(object),
         rv = object.resource_version());
 }
@@ -74,7 +75,7 @@ pub(crate) struct Traced<H> {
 
 impl<H> Traced<H> {
     fn span<T: Object>(&self, event_type: &'static str, object: Option<&T>) -> tracing::Span {
-        tracing::trace_span!(target: "clientgo_informer::journey", "handler", stage = "handler",
+        tracing::trace_span!(target: target::INFORMER, "handler", stage = Stage::Handler.name(),
             resource = resource_of::<T>(), handler = self.name.as_deref().unwrap_or(""),
             r#type = event_type, key = object.map(|o| Key(o).to_string()),
             rv = object.map(|o| o.resource_version()))

@@ -12,6 +12,7 @@
 //! `tracing-opentelemetry` exports a `u64` field as a string.
 //! client-go has no spans of its own (its `rest` package logs and counts).
 
+use clientgo_journey::{Stage, target};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -55,8 +56,8 @@ fn namespace<'a>(request: &Request, path: &'a str) -> &'a str {
 
 impl Journey {
     pub(super) fn new(request: &Request, mode: Mode, uri: &http::Uri) -> Journey {
-        let span = tracing::trace_span!(target: "clientgo_rest::journey", "http",
-            stage = "http",
+        let span = tracing::trace_span!(target: target::REST, "http",
+            stage = Stage::Http.name(),
             "http.request.method" = request.method.as_str(),
             "url.path" = uri.path(),
             "server.address" = uri.host().unwrap_or(""),

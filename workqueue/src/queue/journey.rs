@@ -9,6 +9,7 @@
 //! formatted and the depth read only when one is. client-go has no such events (its queue
 //! reports metrics only).
 
+use clientgo_journey::{AddOutcome, DoneOutcome, Stage, target};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use std::time::Duration;
 /// Whether a subscriber wants the queue's journey events.
 #[inline]
 pub(crate) fn enabled() -> bool {
-    tracing::enabled!(target: "clientgo_workqueue::journey", tracing::Level::TRACE)
+    tracing::enabled!(target: target::WORKQUEUE, tracing::Level::TRACE)
 }
 
 /// An item as text: the string keys controllers use (`Arc<str>`, `String`, `&str`), or the
@@ -46,14 +47,14 @@ fn micros(delay: Duration) -> u64 {
 }
 
 /// An add and what became of it.
-pub(crate) fn add<T: 'static>(queue: &str, item: &T, hash: u64, outcome: &str, depth: usize) {
-    tracing::trace!(target: "clientgo_workqueue::journey", stage = "add", queue,
-        key = %ItemKey(item, hash), outcome, depth = depth as u64);
+pub(crate) fn add<T: 'static>(queue: &str, item: &T, hash: u64, outcome: AddOutcome, depth: usize) {
+    tracing::trace!(target: target::WORKQUEUE, stage = Stage::Add.name(), queue,
+        key = %ItemKey(item, hash), outcome = outcome.name(), depth = depth as u64);
 }
 
 /// An add scheduled after `delay`.
 pub(crate) fn add_after<T: 'static>(queue: &str, item: &T, hash: u64, delay: Duration) {
-    tracing::trace!(target: "clientgo_workqueue::journey", stage = "add_after", queue,
+    tracing::trace!(target: target::WORKQUEUE, stage = Stage::AddAfter.name(), queue,
         key = %ItemKey(item, hash), delay_us = micros(delay));
 }
 
@@ -65,20 +66,20 @@ pub(crate) fn backoff<T: 'static>(
     delay: Duration,
     failures: usize,
 ) {
-    tracing::trace!(target: "clientgo_workqueue::journey", stage = "backoff", queue,
+    tracing::trace!(target: target::WORKQUEUE, stage = Stage::Backoff.name(), queue,
         key = %ItemKey(item, hash), delay_us = micros(delay), failures = failures as u64);
 }
 
 /// An item handed to a worker.
 pub(crate) fn get<T: 'static>(queue: &str, item: &T, hash: u64, depth: usize) {
-    tracing::trace!(target: "clientgo_workqueue::journey", stage = "get", queue,
+    tracing::trace!(target: target::WORKQUEUE, stage = Stage::Get.name(), queue,
         key = %ItemKey(item, hash), depth = depth as u64);
 }
 
-/// A hold ended: `done`, `forget`, `retry` or `abandoned`.
-pub(crate) fn done<T: 'static>(queue: &str, item: &T, hash: u64, outcome: &'static str) {
-    tracing::trace!(target: "clientgo_workqueue::journey", stage = "done", queue,
-        key = %ItemKey(item, hash), outcome);
+/// A hold ended, and how.
+pub(crate) fn done<T: 'static>(queue: &str, item: &T, hash: u64, outcome: DoneOutcome) {
+    tracing::trace!(target: target::WORKQUEUE, stage = Stage::Done.name(), queue,
+        key = %ItemKey(item, hash), outcome = outcome.name());
 }
 
 #[cfg(test)]
