@@ -4,7 +4,9 @@
 //! `field=value`, `field==value` (same meaning) or `field!=value`, all of which must hold.
 //! In values, `\`, `,` and `=` are escaped with a backslash (`a\,b`); field names are taken
 //! verbatim up to the first operator. As in Go, terms are sorted by their text when parsed,
-//! so equal selectors render equally, and `==` renders as `=`.
+//! so equal selectors render equally, and `==` renders as `=`. (Go sorts the text as written;
+//! we sort it as rendered, which differs only when `==` reorders terms: Go renders
+//! `a==z,a=b` as `a=z,a=b`, which parses back in the other order, we render `a=b,a=z`.)
 //!
 //! Matching treats a field the object does not have as the empty string (Go's
 //! `Fields.Get`). Objects give `metadata.name` and `metadata.namespace` ([`object_field`]);
@@ -205,6 +207,10 @@ impl FieldSelector {
                 value,
             });
         }
+        // A term's text is its rendering, except that `==` renders as `=`, which can move it
+        // in the order ("a==z" sorts before "a=b", "a=z" after): sort by the rendering, so the
+        // canonical form parses back to the same selector. Without `==` this is Go's order.
+        terms.sort_by_cached_key(FieldRequirement::to_string);
         Ok(FieldSelector { terms })
     }
 
@@ -391,6 +397,17 @@ mod tests {
             ("a", FieldOperator::NotEquals, "b=c")
         );
         assert!(parse("").is_empty());
+    }
+
+    #[test]
+    fn double_equals_does_not_reorder_the_canonical_form() {
+        // Found by tests/properties_fields.rs: terms were sorted by their written text, so
+        // `a==z` came before `a=b` but rendered as `a=z`, and the rendering parsed back to a
+        // different (reordered) selector.
+        let sel = parse("a==z,a=b");
+        assert_eq!(sel.to_string(), "a=b,a=z");
+        assert_eq!(parse(&sel.to_string()), sel);
+        assert_eq!(sel, parse("a=z,a=b"));
     }
 
     #[test]

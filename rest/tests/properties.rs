@@ -13,23 +13,10 @@ use clientgo_rest::{Config, DecodeError};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-fn config(cases: u32) -> ProptestConfig {
-    let seed = std::env::var("PROPTEST_RNG_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x0001_157d_u64);
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(cases);
-    eprintln!("proptest seed {seed}, {cases} cases (PROPTEST_RNG_SEED, PROPTEST_CASES override)");
-    ProptestConfig {
-        cases,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+/// The seeded proptest configuration the workspace's property tests share.
+#[path = "../../apimachinery/tests/support/mod.rs"]
+mod support;
+use support::config;
 
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![

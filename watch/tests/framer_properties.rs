@@ -10,23 +10,10 @@ use clientgo_watch::{FrameError, Framer};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-fn config(cases: u32) -> ProptestConfig {
-    let seed = std::env::var("PROPTEST_RNG_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x000f_4a3e_u64);
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(cases);
-    eprintln!("proptest seed {seed}, {cases} cases (PROPTEST_RNG_SEED, PROPTEST_CASES override)");
-    ProptestConfig {
-        cases,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+/// The seeded proptest configuration the workspace's property tests share.
+#[path = "../../apimachinery/tests/support/mod.rs"]
+mod support;
+use support::config;
 
 /// Strings full of what a framer must not be fooled by: braces, quotes, backslashes,
 /// escapes, multi-byte characters, and long runs (past the word-at-a-time scan).

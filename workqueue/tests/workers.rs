@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
-use clientgo_workqueue::{Queue, RateLimitingQueue, Reconciled, WorkerPool, WorkerStats, run_workers};
+use clientgo_workqueue::{
+    Queue, RateLimitingQueue, Reconciled, WorkerPool, WorkerStats, run_workers,
+};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -297,18 +297,24 @@ struct RawMeta<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawOwner<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "null_str")]
     api_version: Str<'a>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "null_str")]
     kind: Str<'a>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "null_str")]
     name: Str<'a>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "null_str")]
     uid: Str<'a>,
     #[serde(default)]
     controller: Option<bool>,
     #[serde(default)]
     block_owner_deletion: Option<bool>,
+}
+
+/// A string field that reads `null` as empty, as `OwnerReference`'s `null_default` does
+/// (serde_json never hands a `null` to [`Str`]'s visitor: `deserialize_str` rejects it first).
+fn null_str<'de: 'a, 'a, D: Deserializer<'de>>(deserializer: D) -> Result<Str<'a>, D::Error> {
+    Ok(Option::<Str<'a>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Metadata too large for 32-bit offsets (over 4 GiB of strings).
@@ -528,6 +534,21 @@ mod tests {
         assert_eq!(CompactMeta::default().name(), "");
         assert!(CompactMeta::default().labels().is_empty());
         assert_eq!(CompactMeta::default().owner_references().count(), 0);
+    }
+
+    #[test]
+    fn null_owner_reference_fields_read_as_empty_like_object_meta() {
+        // Found by tests/properties_compact.rs: ObjectMeta accepted this, CompactMeta failed
+        // with "invalid type: null, expected a string".
+        let json =
+            r#"{"ownerReferences":[{"apiVersion":null,"kind":null,"name":null,"uid":null}]}"#;
+        let compact: CompactMeta = serde_json::from_str(json).unwrap();
+        let full: ObjectMeta = serde_json::from_str(json).unwrap();
+        assert_eq!(compact.to_object_meta(), full);
+        assert_eq!(compact.owner_references().next().unwrap().name, "");
+        let from_value: CompactMeta =
+            serde_json::from_value(serde_json::from_str(json).unwrap()).unwrap();
+        assert_eq!(from_value, compact);
     }
 
     #[test]

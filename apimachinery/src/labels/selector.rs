@@ -9,7 +9,9 @@
 //!
 //! Differences from Go: Go's `sort.Sort` is not stable, ours is, so requirements with the
 //! same key keep their written order; there is no "nothing" selector (a `Selector` always
-//! means "all requirements hold", and the empty one matches everything).
+//! means "all requirements hold", and the empty one matches everything); a requirement
+//! built with repeated set values renders them once (Go writes `x in (,,)` for three empty
+//! values, which its parser rejects).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -260,7 +262,11 @@ impl Requirement {
 
 impl fmt::Display for Requirement {
     /// The canonical form: `!key`, `key`, `key=v`, `key==v`, `key!=v`, `key>v`, `key<v`,
-    /// `key in (a,b)`, `key notin (a,b)`; set values are written sorted.
+    /// `key in (a,b)`, `key notin (a,b)`; set values are written sorted and de-duplicated.
+    ///
+    /// Go's `Requirement.String` sorts but keeps duplicates, which can write what its own
+    /// parser rejects: three empty values give `x in (,,)`. A set's duplicates mean nothing,
+    /// so we drop them, and every requirement's form parses back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let op = match self.operator {
             Operator::DoesNotExist => return write!(f, "!{}", self.key),
@@ -275,11 +281,12 @@ impl fmt::Display for Requirement {
         };
         f.write_str(&self.key)?;
         f.write_str(op)?;
-        if self.values.is_sorted() {
+        if self.values.is_sorted_by(|a, b| a < b) {
             write_joined(f, self.values.iter())?;
         } else {
             let mut sorted: Vec<&String> = self.values.iter().collect();
             sorted.sort();
+            sorted.dedup();
             write_joined(f, sorted.into_iter())?;
         }
         if matches!(self.operator, Operator::In | Operator::NotIn) {
