@@ -8,6 +8,7 @@
 //! clientgo = { version = "0.1", features = ["k8s-openapi"] }
 //! k8s-openapi = { version = "0.29", features = ["latest"] } # the Kubernetes version you target
 //! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! tracing-subscriber = { version = "0.3", features = ["env-filter"] } # to see the library's logs
 //! ```
 //!
 //! | here | client-go | crate |
@@ -31,10 +32,20 @@
 //! `flightrecorder` for the recorder of the loop's journey events.
 //!
 //! [`CancellationToken`] is re-exported: informers, work queues and leader election take one.
+//!
+//! The [`patterns`] page answers what a controller needs beyond the loop: children without
+//! owner references, several namespaces, read-your-writes, preconditions, apply, requeues.
 
 #![deny(missing_docs)]
 
 pub mod signals;
+
+/// Patterns beyond the loop: children without owner references, several namespaces,
+/// read-your-writes, preconditions, apply, requeues and shutdown (`docs/patterns.md`, whose
+/// snippets are compiled here).
+#[cfg(doc)]
+#[doc = include_str!("../../docs/patterns.md")]
+pub mod patterns {}
 
 pub use clientgo_apimachinery as apimachinery;
 #[cfg(feature = "flightrecorder")]
