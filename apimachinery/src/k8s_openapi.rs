@@ -28,7 +28,8 @@ use ::k8s_openapi::jiff;
 
 use crate::labels::{RequirementError, Selector};
 use crate::meta::OwnerReference;
-use crate::object::{Object, ObjectMut, OwnerRef, OwnerRefs};
+use crate::object::{Object, ObjectMut};
+use crate::owner_refs::OwnerRefs;
 use crate::resource::Resource;
 use crate::time::{MicroTime, Time, TimeError};
 
@@ -161,17 +162,6 @@ impl TryFrom<&k8s_meta::LabelSelector> for Selector {
                 )
             }),
         )
-    }
-}
-
-pub(crate) fn owner_ref_view(r: &K8sOwnerReference) -> OwnerRef<'_> {
-    OwnerRef {
-        api_version: &r.api_version,
-        kind: &r.kind,
-        name: &r.name,
-        uid: &r.uid,
-        controller: r.controller,
-        block_owner_deletion: r.block_owner_deletion,
     }
 }
 

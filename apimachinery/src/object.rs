@@ -18,10 +18,10 @@
 //! `MetaNamespaceKeyFunc`) and its inverse.
 
 use std::collections::BTreeMap;
-use std::iter::FusedIterator;
 
 use crate::map_ref::MapRef;
 use crate::meta::{ObjectMeta, OwnerReference};
+use crate::owner_refs::{OwnerRef, OwnerRefs};
 use crate::time::Time;
 
 /// Read access to an object's metadata.
@@ -118,145 +118,6 @@ pub trait ObjectMut: Object {
     /// Drops `metadata.managedFields` (an informer transform that saves memory).
     fn clear_managed_fields(&mut self);
 }
-
-/// A borrowed view of one owner reference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct OwnerRef<'a> {
-    /// The owner's `apiVersion`.
-    pub api_version: &'a str,
-    /// The owner's kind.
-    pub kind: &'a str,
-    /// The owner's name.
-    pub name: &'a str,
-    /// The owner's uid.
-    pub uid: &'a str,
-    /// `controller`, as written.
-    pub controller: Option<bool>,
-    /// `blockOwnerDeletion`, as written.
-    pub block_owner_deletion: Option<bool>,
-}
-
-impl OwnerRef<'_> {
-    /// Whether this owner is the managing controller.
-    pub fn is_controller(&self) -> bool {
-        self.controller == Some(true)
-    }
-
-    /// An owned copy.
-    pub fn to_owner_reference(&self) -> OwnerReference {
-        OwnerReference {
-            api_version: self.api_version.to_owned(),
-            kind: self.kind.to_owned(),
-            name: self.name.to_owned(),
-            uid: self.uid.to_owned(),
-            controller: self.controller,
-            block_owner_deletion: self.block_owner_deletion,
-        }
-    }
-}
-
-impl<'a> From<&'a OwnerReference> for OwnerRef<'a> {
-    fn from(r: &'a OwnerReference) -> OwnerRef<'a> {
-        OwnerRef {
-            api_version: &r.api_version,
-            kind: &r.kind,
-            name: &r.name,
-            uid: &r.uid,
-            controller: r.controller,
-            block_owner_deletion: r.block_owner_deletion,
-        }
-    }
-}
-
-/// Iterator over an object's owner references ([`Object::owner_references`]).
-#[derive(Debug, Clone)]
-pub struct OwnerRefs<'a> {
-    inner: OwnerRefsInner<'a>,
-}
-
-#[derive(Debug, Clone)]
-enum OwnerRefsInner<'a> {
-    Native(std::slice::Iter<'a, OwnerReference>),
-    #[cfg(feature = "k8s-openapi")]
-    K8s(std::slice::Iter<'a, crate::k8s_openapi::K8sOwnerReference>),
-    /// Packed spans (see `compact/meta.rs`): apiVersion, kind, name, uid and flags per owner.
-    Packed {
-        text: &'a str,
-        owners: std::slice::ChunksExact<'a, crate::map_ref::Span>,
-    },
-}
-
-impl<'a> OwnerRefs<'a> {
-    /// Iterates over our [`OwnerReference`]s.
-    pub fn new(refs: &'a [OwnerReference]) -> OwnerRefs<'a> {
-        OwnerRefs {
-            inner: OwnerRefsInner::Native(refs.iter()),
-        }
-    }
-
-    /// Iterates over packed owner spans, five per owner.
-    pub(crate) fn packed(text: &'a str, spans: &'a [crate::map_ref::Span]) -> OwnerRefs<'a> {
-        OwnerRefs {
-            inner: OwnerRefsInner::Packed {
-                text,
-                owners: spans.chunks_exact(crate::compact::OWNER_SPANS),
-            },
-        }
-    }
-
-    #[cfg(feature = "k8s-openapi")]
-    pub(crate) fn k8s(refs: &'a [crate::k8s_openapi::K8sOwnerReference]) -> OwnerRefs<'a> {
-        OwnerRefs {
-            inner: OwnerRefsInner::K8s(refs.iter()),
-        }
-    }
-}
-
-impl<'a> Iterator for OwnerRefs<'a> {
-    type Item = OwnerRef<'a>;
-
-    fn next(&mut self) -> Option<OwnerRef<'a>> {
-        match &mut self.inner {
-            OwnerRefsInner::Native(it) => it.next().map(OwnerRef::from),
-            #[cfg(feature = "k8s-openapi")]
-            OwnerRefsInner::K8s(it) => it.next().map(crate::k8s_openapi::owner_ref_view),
-            OwnerRefsInner::Packed { text, owners } => owners
-                .next()
-                .map(|spans| crate::compact::owner_view(text, spans)),
-        }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.len();
-        (n, Some(n))
-    }
-}
-
-impl DoubleEndedIterator for OwnerRefs<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.inner {
-            OwnerRefsInner::Native(it) => it.next_back().map(OwnerRef::from),
-            #[cfg(feature = "k8s-openapi")]
-            OwnerRefsInner::K8s(it) => it.next_back().map(crate::k8s_openapi::owner_ref_view),
-            OwnerRefsInner::Packed { text, owners } => owners
-                .next_back()
-                .map(|spans| crate::compact::owner_view(text, spans)),
-        }
-    }
-}
-
-impl ExactSizeIterator for OwnerRefs<'_> {
-    fn len(&self) -> usize {
-        match &self.inner {
-            OwnerRefsInner::Native(it) => it.len(),
-            #[cfg(feature = "k8s-openapi")]
-            OwnerRefsInner::K8s(it) => it.len(),
-            OwnerRefsInner::Packed { owners, .. } => owners.len(),
-        }
-    }
-}
-
-impl FusedIterator for OwnerRefs<'_> {}
 
 /// The cache key for a namespace and name: `namespace/name`, or `name` when the namespace
 /// is empty (client-go's `MetaNamespaceKeyFunc`).

@@ -36,8 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
 use crate::correlator::{CorrelatorOptions, EventCorrelator};
-use crate::event::{Event, EventSource};
-use crate::recorder::EventRecorder;
+use crate::event::Event;
 use crate::sink::{DEFAULT_SLEEP_DURATION, EventSink, Jitter, SinkWriter};
 
 /// The length of each watcher's queue (client-go's `maxQueuedEvents`).
@@ -90,7 +89,7 @@ impl fmt::Debug for BroadcasterOptions {
 /// (they panic otherwise, as [`tokio::spawn`] does).
 #[derive(Clone)]
 pub struct EventBroadcaster {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 /// What a broadcaster, its recorders and its watchers share.
@@ -98,7 +97,7 @@ pub(crate) struct Shared {
     watchers: RwLock<Watchers>,
     dropped: AtomicU64,
     cancel: CancellationToken,
-    options: BroadcasterOptions,
+    pub(crate) options: BroadcasterOptions,
     next_id: AtomicU64,
 }
 
@@ -208,15 +207,6 @@ impl EventBroadcaster {
                 next_id: AtomicU64::new(0),
             }),
         }
-    }
-
-    /// A recorder whose events come from `source` (client-go's `NewRecorder`).
-    pub fn new_recorder(&self, source: EventSource) -> EventRecorder {
-        EventRecorder::new(
-            Arc::clone(&self.shared),
-            source,
-            Arc::clone(&self.shared.options.clock),
-        )
     }
 
     /// Writes every event recorded from now on to `sink`: correlated (aggregated, counted,

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use clientgo_apimachinery::labels::is_dns1123_subdomain;
 use clientgo_apimachinery::{ObjectMeta, Time};
 
-use crate::broadcaster::Shared;
+use crate::broadcaster::{EventBroadcaster, Shared};
 use crate::clock::Clock;
 use crate::event::{Event, EventSource, EventType, ObjectReference};
 
@@ -90,6 +90,17 @@ impl fmt::Debug for EventRecorder {
         f.debug_struct("EventRecorder")
             .field("source", &self.source)
             .finish_non_exhaustive()
+    }
+}
+
+impl EventBroadcaster {
+    /// A recorder whose events come from `source` (client-go's `NewRecorder`).
+    pub fn new_recorder(&self, source: EventSource) -> EventRecorder {
+        EventRecorder::new(
+            Arc::clone(&self.shared),
+            source,
+            Arc::clone(&self.shared.options.clock),
+        )
     }
 }
 

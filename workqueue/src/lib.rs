@@ -96,6 +96,7 @@
 #![deny(missing_docs)]
 
 mod delaying;
+mod item;
 mod line;
 mod metrics;
 mod priority;

@@ -36,9 +36,13 @@ use std::time::Duration;
 use hashbrown::HashTable;
 use tokio::time::Instant;
 
+use crate::item::{ItemHasher, QueueItem};
 use crate::metrics::{GaugeMetric, MetricsProvider};
-use crate::queue::QueueItem;
-use crate::state::{COMPACT_SLACK, ItemHasher};
+
+/// How many stale heap entries are tolerated beyond the current ones before a compaction, so
+/// that a small heap is not compacted on every push (the line's heap and the state's delayed
+/// heap alike).
+pub(crate) const COMPACT_SLACK: usize = 1024;
 
 /// The priority of an item in a [`PriorityQueue`](crate::PriorityQueue): higher goes first.
 pub type Priority = i32;

@@ -47,22 +47,20 @@
 use clientgo_journey::DoneOutcome;
 use std::fmt;
 use std::future::Future;
-use std::hash::{BuildHasher, Hash};
+use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
+use crate::item::ItemHasher;
+pub use crate::item::QueueItem;
 use crate::line::{DepthByPriority, Line, PRIORITY_NORMAL, Priority, PriorityLine};
 use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
-use crate::state::{Fired, ItemHasher, State, TakenDelayed, Wakeups};
+use crate::state::{Fired, State, TakenDelayed, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
 
 pub(crate) mod journey;
-
-/// The bounds every queue item satisfies: a cheap-to-clone key such as `Arc<str>`.
-pub trait QueueItem: Hash + Eq + Clone + Send + 'static {}
-impl<T: Hash + Eq + Clone + Send + 'static> QueueItem for T {}
 
 /// Options for a new queue: client-go's `TypedQueueConfig`.
 #[derive(Clone, Default)]

@@ -40,13 +40,10 @@ use std::task::Waker;
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 
-use crate::line::{Line, Priority};
+use crate::item::{ItemHasher, QueueItem};
+use crate::line::{COMPACT_SLACK, Line, Priority};
 use crate::metrics::QueueMetrics;
-use crate::queue::QueueItem;
 use crate::waiters::Waiters;
-
-/// The hasher of a queue's table.
-pub(crate) type ItemHasher = foldhash::fast::RandomState;
 
 /// Wakers collected under the lock, woken after it is released.
 pub(crate) type Wakeups = Vec<Waker>;
@@ -109,10 +106,6 @@ impl<T> Slot<T> {
         self.packed = (self.packed & !READY_MASK) | ready;
     }
 }
-
-/// How many stale heap entries are tolerated beyond the current ones before a compaction, so
-/// that a small heap is not compacted on every push.
-pub(crate) const COMPACT_SLACK: usize = 1024;
 
 /// A pending delayed add, ordered by ready time only.
 pub(crate) struct Delayed<T> {

@@ -25,11 +25,10 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::managed_fields::ManagedFields;
 use crate::map_ref::{MapRef, Span};
 use crate::meta::ObjectMeta;
-use crate::object::{Object, OwnerRef, OwnerRefs};
+use crate::object::Object;
+use crate::owner_refs::{OWNER_SPANS, OwnerRefs, encode_flag};
 use crate::time::Time;
 
-/// Spans per owner reference: apiVersion, kind, name, uid, and the two flags.
-pub(crate) const OWNER_SPANS: usize = 5;
 /// Spans kept in the struct: name, generateName, namespace, uid, resourceVersion.
 const FIXED_SPANS: usize = 5;
 
@@ -193,35 +192,6 @@ impl Object for CompactMeta {
     }
     fn finalizers(&self) -> &[String] {
         &self.finalizers
-    }
-}
-
-/// The view of one packed owner reference (`OWNER_SPANS` spans).
-pub(crate) fn owner_view<'a>(text: &'a str, spans: &'a [Span]) -> OwnerRef<'a> {
-    let flags = spans[4];
-    OwnerRef {
-        api_version: spans[0].of(text),
-        kind: spans[1].of(text),
-        name: spans[2].of(text),
-        uid: spans[3].of(text),
-        controller: decode_flag(flags.start),
-        block_owner_deletion: decode_flag(flags.len),
-    }
-}
-
-fn encode_flag(flag: Option<bool>) -> u32 {
-    match flag {
-        None => 0,
-        Some(false) => 1,
-        Some(true) => 2,
-    }
-}
-
-fn decode_flag(code: u32) -> Option<bool> {
-    match code {
-        1 => Some(false),
-        2 => Some(true),
-        _ => None,
     }
 }
 

@@ -45,13 +45,12 @@ use serde::de::{self, DeserializeOwned, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 
-pub use meta::CompactMeta;
-pub(crate) use meta::{OWNER_SPANS, owner_view};
-
 use crate::map_ref::MapRef;
-use crate::object::{Object, OwnerRefs};
+use crate::object::Object;
+use crate::owner_refs::OwnerRefs;
 use crate::resource::Resource;
 use crate::time::Time;
+pub use meta::CompactMeta;
 
 /// An object of kind `K` with its metadata parsed and the rest kept as JSON text. See the
 /// module documentation.

@@ -17,7 +17,14 @@
 
 use super::SelectorError;
 use super::lexer::{Item, Lexer, Token};
-use super::selector::{Operator, Requirement};
+use super::selector::{Operator, Requirement, Selector};
+
+impl Selector {
+    /// Parses the string syntax (see the [module docs](crate::labels)).
+    pub fn parse(selector: &str) -> Result<Selector, SelectorError> {
+        Ok(Selector::from_requirements(parse(selector)?))
+    }
+}
 
 /// Whether `in`/`notin` are keywords (operator position) or identifiers (value position).
 #[derive(Clone, Copy, PartialEq, Eq)]

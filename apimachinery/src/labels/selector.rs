@@ -332,11 +332,11 @@ impl Selector {
         Selector::default()
     }
 
-    /// Parses the string syntax (see the [module docs](crate::labels)).
-    pub fn parse(selector: &str) -> Result<Selector, SelectorError> {
-        let mut requirements = super::parser::parse(selector)?;
+    /// The selector of `requirements`, in the order of their keys (stable: requirements with
+    /// one key keep their order).
+    pub(crate) fn from_requirements(mut requirements: Vec<Requirement>) -> Selector {
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(Selector { requirements })
+        Selector { requirements }
     }
 
     /// A selector requiring `key=value` for every entry, validated (Go's
