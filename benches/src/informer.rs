@@ -8,7 +8,10 @@
 //! (`getrusage` of the informer's process, for the sync and for the update stream) are the
 //! informer's own, as the plan asks. A second update round then runs the 8 writers inside the
 //! informer's process, as the peers' harnesses do, and reports that CPU beside it
-//! (`client_cpu_updates_with_writers_s`). The helper starts an in-process apiserver-sim (over
+//! (`client_cpu_updates_with_writers_s`). The process's peak RSS is reported after the first
+//! round (`peak_rss_kb`: the informer alone, sync and update stream) and after the second
+//! (`peak_rss_with_writers_kb`: with the writers in the process, as the peers measure it).
+//! The helper starts an in-process apiserver-sim (over
 //! TLS with a bearer token, as a real cluster is reached), or,
 //! with `CLIENTGO_BENCH_KUBECONFIG` set, talks to that cluster instead (namespace
 //! `clientgo-bench-i1`, created if missing and left behind); `bench-report --envtest` starts
@@ -170,6 +173,7 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
             "server": server_name(),
             "synced_s": synced.as_secs_f64(),
             "client_cpu_sync_s": cpu_synced - cpu_start,
+            "peak_rss_kb": process::peak_rss_kib().unwrap_or(0),
         });
     }
 
@@ -184,6 +188,8 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
         .expect("I1: every update seen");
     let updates = start.elapsed();
     let cpu_updated = process::cpu_seconds();
+    // The process's high-water mark so far: the informer alone (the writers were the helper).
+    let peak_rss = process::peak_rss_kib().unwrap_or(0);
 
     // Round 2: the same patches, sent from this process, as the peers' harnesses send them.
     seen.expect_round(2);
@@ -212,6 +218,8 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
         "client_cpu_updates_s": cpu_updated - cpu_synced,
         "updates_with_writers_s": updates_in_process.as_secs_f64(),
         "client_cpu_updates_with_writers_s": cpu_updated_in_process - cpu_updated,
+        "peak_rss_kb": peak_rss,
+        "peak_rss_with_writers_kb": process::peak_rss_kib().unwrap_or(0),
     })
 }
 
