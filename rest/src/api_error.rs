@@ -24,6 +24,10 @@
 
 use std::fmt;
 
+/// The longest wait a server's `Retry-After` (or a Status's `retryAfterSeconds`) can impose
+/// (`retry::MAX_RETRY_AFTER`, which the retry module documents).
+pub(crate) const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
 use clientgo_apimachinery::{Status, StatusCause, StatusDetails, StatusReason};
 
 /// The most of an unstructured error body that is kept (client-go's
@@ -191,7 +195,7 @@ impl ApiError {
     /// `SuggestsClientDelay`: the Status's `retryAfterSeconds`), in seconds, at most
     /// [`MAX_RETRY_AFTER`](crate::retry::MAX_RETRY_AFTER)'s 60.
     pub fn suggests_client_delay(&self) -> Option<i32> {
-        let cap = i32::try_from(crate::retry::MAX_RETRY_AFTER.as_secs()).unwrap_or(i32::MAX);
+        let cap = i32::try_from(MAX_RETRY_AFTER.as_secs()).unwrap_or(i32::MAX);
         self.status.retry_after_seconds().map(|s| s.min(cap))
     }
 

@@ -14,14 +14,12 @@
 //! added.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use clientgo_ratelimit::Throttle;
-use http::{HeaderMap, Method, StatusCode};
+use http::{HeaderMap, StatusCode};
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
@@ -29,25 +27,11 @@ use tokio::time::Instant;
 use crate::body::Body;
 use crate::config::Config;
 use crate::error::{DecodeError, Error};
+pub use crate::http_client::{BoxFuture, HttpClient};
 use crate::metrics::Metrics;
-use crate::request::{PatchType, Request};
 use crate::retry::DEFAULT_MAX_RETRIES;
 use crate::transport::Transport;
 use crate::warnings::{LogWarningsOnce, WarningHandler};
-
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// Sends one HTTP request and returns the response with its body unread (client-go's
-/// `HTTPClient`). See the module documentation.
-pub trait HttpClient: Send + Sync + 'static {
-    /// Sends `request`. Transport failures are [`Error::Transport`]; a failure to obtain a
-    /// credential is [`Error::Config`].
-    fn send(
-        &self,
-        request: http::Request<Bytes>,
-    ) -> BoxFuture<'_, Result<http::Response<Body>, Error>>;
-}
 
 /// A REST client. See the module documentation.
 #[derive(Clone)]
@@ -115,39 +99,6 @@ impl RestClient {
 
     pub(crate) fn inner(&self) -> &ClientInner {
         &self.inner
-    }
-
-    /// A request with `method`.
-    pub fn request(&self, method: Method) -> Request {
-        Request::new(self.clone(), method)
-    }
-
-    /// A GET request.
-    pub fn get(&self) -> Request {
-        self.request(Method::GET)
-    }
-
-    /// A POST request.
-    pub fn post(&self) -> Request {
-        self.request(Method::POST)
-    }
-
-    /// A PUT request.
-    pub fn put(&self) -> Request {
-        self.request(Method::PUT)
-    }
-
-    /// A DELETE request.
-    pub fn delete(&self) -> Request {
-        self.request(Method::DELETE)
-    }
-
-    /// A PATCH request whose body is a patch of `patch_type` (its `Content-Type` is set).
-    pub fn patch(&self, patch_type: PatchType) -> Request {
-        self.request(Method::PATCH).header(
-            http::header::CONTENT_TYPE.as_str(),
-            patch_type.content_type(),
-        )
     }
 
     /// The namespace of the configuration's context.

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use clientgo_apimachinery::GroupVersion;
 
 use super::*;
-use crate::client::{BoxFuture, HttpClient};
 use crate::config::Config;
+use crate::http_client::{BoxFuture, HttpClient};
 
 pub(crate) type Script = dyn Fn(&str, &str) -> (u16, &'static str, String) + Send + Sync;
 

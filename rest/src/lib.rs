@@ -116,6 +116,7 @@ pub mod config;
 pub mod discovery;
 pub mod error;
 mod execute;
+mod http_client;
 pub mod json;
 pub mod json_scan;
 pub mod list_decode;

@@ -57,7 +57,7 @@ mod bytes;
 use bytes::{CLASS, OPEN, QUOTE, SCALAR, Scan, is_whitespace, quote_or_backslash, scan_value};
 
 /// The default cap on one list item (and on the other members together): 64 MiB.
-pub const DEFAULT_MAX_ITEM_BYTES: usize = 64 << 20;
+pub const DEFAULT_MAX_ITEM_BYTES: usize = crate::config::DEFAULT_MAX_LIST_ITEM_BYTES;
 
 /// What a list response body held.
 #[derive(Clone, Debug, PartialEq)]

@@ -41,7 +41,7 @@ use crate::error::TransportErrorKind;
 
 /// The longest wait a server's `Retry-After` (or a Status's `retryAfterSeconds`) can impose:
 /// 60 s. See the module documentation.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+pub const MAX_RETRY_AFTER: Duration = crate::api_error::MAX_RETRY_AFTER;
 
 /// client-go's default `maxRetries`.
 pub const DEFAULT_MAX_RETRIES: u32 = 10;

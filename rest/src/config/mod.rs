@@ -97,6 +97,13 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1 << 30;
 /// The default [`Config::read_idle_timeout`]: 2 minutes, twice kube-apiserver's default
 /// request timeout (after which it answers 504 itself).
 pub const DEFAULT_READ_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The default of [`Config::max_list_item_bytes`]: 64 MiB, the watch decoder's frame cap
+/// (`list_decode::DEFAULT_MAX_ITEM_BYTES`).
+pub(crate) const DEFAULT_MAX_LIST_ITEM_BYTES: usize = 64 << 20;
+/// The default of [`Config::http2_read_idle_timeout`] (`transport::HTTP2_READ_IDLE_TIMEOUT`).
+pub(crate) const DEFAULT_HTTP2_READ_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default of [`Config::http2_ping_timeout`] (`transport::HTTP2_PING_TIMEOUT`).
+pub(crate) const DEFAULT_HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The environment variable that turns HTTP/2 off when non-empty (client-go's, read by
 /// apimachinery's `SetTransportDefaults`).
@@ -187,10 +194,10 @@ impl Config {
             timeout: None,
             user_agent: default_user_agent(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-            max_list_item_bytes: crate::list_decode::DEFAULT_MAX_ITEM_BYTES,
+            max_list_item_bytes: DEFAULT_MAX_LIST_ITEM_BYTES,
             read_idle_timeout: Some(DEFAULT_READ_IDLE_TIMEOUT),
-            http2_read_idle_timeout: crate::transport::HTTP2_READ_IDLE_TIMEOUT,
-            http2_ping_timeout: crate::transport::HTTP2_PING_TIMEOUT,
+            http2_read_idle_timeout: DEFAULT_HTTP2_READ_IDLE_TIMEOUT,
+            http2_ping_timeout: DEFAULT_HTTP2_PING_TIMEOUT,
             disable_http2: std::env::var_os(DISABLE_HTTP2_ENV).is_some_and(|v| !v.is_empty()),
             allow_insecure_credentials: false,
         }

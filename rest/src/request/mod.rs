@@ -37,6 +37,42 @@ pub use params::{
     PropagationPolicy, WatchParams,
 };
 
+/// The request builders of a client: each request starts from one of these.
+impl RestClient {
+    /// A request with `method`.
+    pub fn request(&self, method: Method) -> Request {
+        Request::new(self.clone(), method)
+    }
+
+    /// A GET request.
+    pub fn get(&self) -> Request {
+        self.request(Method::GET)
+    }
+
+    /// A POST request.
+    pub fn post(&self) -> Request {
+        self.request(Method::POST)
+    }
+
+    /// A PUT request.
+    pub fn put(&self) -> Request {
+        self.request(Method::PUT)
+    }
+
+    /// A DELETE request.
+    pub fn delete(&self) -> Request {
+        self.request(Method::DELETE)
+    }
+
+    /// A PATCH request whose body is a patch of `patch_type` (its `Content-Type` is set).
+    pub fn patch(&self, patch_type: PatchType) -> Request {
+        self.request(Method::PATCH).header(
+            http::header::CONTENT_TYPE.as_str(),
+            patch_type.content_type(),
+        )
+    }
+}
+
 /// The JSON media type, the only one this client speaks.
 pub const JSON: &str = "application/json";
 

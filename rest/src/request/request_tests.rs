@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::client::{BoxFuture, HttpClient};
 use crate::config::Config;
+use crate::http_client::{BoxFuture, HttpClient};
 
 struct Unused;
 

@@ -49,9 +49,9 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 pub use connector::{CONNECT_TIMEOUT, TCP_KEEPALIVE, TLS_HANDSHAKE_TIMEOUT};
 
 use crate::body::Body;
-use crate::client::{BoxFuture, HttpClient};
 use crate::config::{Auth, Config, ExecCredential, TlsConfig};
 use crate::error::{BoxError, Error};
+use crate::http_client::{BoxFuture, HttpClient};
 use auth::Authenticator;
 use connector::{Connector, TlsSettings};
 use tls::ClientIdentity;
@@ -62,10 +62,10 @@ pub const MAX_IDLE_PER_HOST: usize = 25;
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// An HTTP/2 ping is sent after this long without reading (client-go's `ReadIdleTimeout`);
 /// the default of [`Config::http2_read_idle_timeout`].
-pub const HTTP2_READ_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+pub const HTTP2_READ_IDLE_TIMEOUT: Duration = crate::config::DEFAULT_HTTP2_READ_IDLE_TIMEOUT;
 /// A ping unanswered this long closes the connection (client-go's `PingTimeout`); the default
 /// of [`Config::http2_ping_timeout`].
-pub const HTTP2_PING_TIMEOUT: Duration = Duration::from_secs(15);
+pub const HTTP2_PING_TIMEOUT: Duration = crate::config::DEFAULT_HTTP2_PING_TIMEOUT;
 
 type HyperClient = Client<Connector, Full<Bytes>>;
 
