@@ -106,7 +106,6 @@ where
             allow_watch_bookmarks: options.allow_watch_bookmarks,
             send_initial_events: options.send_initial_events,
         };
-        let body = self.client.watch(&params).await.map_err(list_watch_error)?;
-        Ok(Watch::from_boxed(Box::pin(body)))
+        self.client.watch(&params).await.map_err(list_watch_error)
     }
 }

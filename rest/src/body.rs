@@ -2,7 +2,7 @@
 //! it, and the bounded draining of bodies that are thrown away.
 //!
 //! [`Body`] is `http_body_util`'s `BoxBody<Bytes, BoxError>`, the type
-//! `clientgo_watch::Watch::new` takes, so a [`Request::watch`](crate::Request::watch) stream
+//! `clientgo_codec::Watch::new` takes, so a [`Request::watch`](crate::Request::watch) stream
 //! plugs into the watch decoder without this crate depending on the watch crate.
 //!
 //! client-go's `http.Client.Timeout` covers reading the body as well as getting the headers;

@@ -102,7 +102,7 @@ impl Request {
     }
 
     /// Opens a watch: sends the request and returns the body of its 200 response, a stream of
-    /// watch events for `clientgo_watch::Watch` (client-go's `Watch`). Not throttled on the
+    /// watch events for `clientgo_codec::Watch` (client-go's `Watch`). Not throttled on the
     /// first attempt; see the module documentation for what happens when it cannot connect.
     pub async fn watch(self) -> Result<Body, Error> {
         let start = Instant::now();

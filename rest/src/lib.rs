@@ -117,8 +117,6 @@ pub mod discovery;
 pub mod error;
 mod execute;
 mod http_client;
-pub mod json;
-pub mod json_scan;
 pub mod list_decode;
 pub mod metrics;
 pub mod request;
@@ -131,6 +129,11 @@ pub mod warnings;
 pub use api_error::ApiError;
 pub use body::Body;
 pub use client::{BoxFuture, HttpClient, Response, RestClient, RestClientBuilder, StreamResponse};
+/// JSON as deep as the server allows, values kept bounded, messages that never quote a
+/// value (the `clientgo-codec` crate's, where the watch decoder uses it too).
+pub use clientgo_codec::json;
+/// The byte scanner of list and watch bodies (the `clientgo-codec` crate's).
+pub use clientgo_codec::json_scan;
 pub use config::{Auth, Config, ConfigError, KubeconfigOptions, LoadingRules, TlsConfig};
 pub use discovery::{
     ApiDiscovery, ApiGroup, DiscoveredResource, DiscoveryClient, FailedGroupVersion, ServerVersion,

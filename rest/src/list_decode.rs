@@ -9,7 +9,7 @@
 //!
 //! The scanner looks at each byte once and carries its state from one chunk to the next (the
 //! member of the top-level object being read, the open brackets of the current value, inside
-//! a string, after a backslash), as the watch framer (`clientgo_watch::framer`) does for watch
+//! a string, after a backslash), as the watch framer (`clientgo_codec::Framer`) does for watch
 //! events. Strings are skipped 8 bytes at a time and, past their first 64 bytes, with
 //! `memchr`: about 1.5 GB/s on pod lists, faster than serde parses them. An item that lies
 //! within one chunk is decoded straight from the chunk (`serde_json::from_slice`, no copy:

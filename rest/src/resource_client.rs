@@ -26,6 +26,7 @@
 //! server returned ([`Deleted`]: the object or list when deletion is graceful or blocked by
 //! finalizers, a `Status` when it is done), where client-go drops it.
 
+use clientgo_codec::Watch;
 use std::any::Any;
 use std::marker::PhantomData;
 
@@ -472,8 +473,18 @@ impl<T> ResourceClient<T> {
         Ok(list_body(self.accept(request, true)).await?.0)
     }
 
-    /// Opens a watch; decode the body with `clientgo_watch::Watch::<T>::new`.
-    pub async fn watch(&self, params: &WatchParams) -> Result<Body, Error> {
+    /// Opens a watch (client-go's `Watch`): its events, decoded as `T` as they arrive, until
+    /// the server ends it (`timeoutSeconds`) or it fails; see [`Watch`] for how each end is
+    /// told apart. For a watch that resumes by itself, `clientgo_watch::RetryWatcher`.
+    pub async fn watch(&self, params: &WatchParams) -> Result<Watch<T>, Error>
+    where
+        T: DeserializeOwned,
+    {
+        Ok(Watch::from_boxed(Box::pin(self.watch_body(params).await?)))
+    }
+
+    /// [`watch`](Self::watch)'s response body, undecoded (for a decoder of one's own).
+    pub async fn watch_body(&self, params: &WatchParams) -> Result<Body, Error> {
         let request = params.apply(self.request(Method::GET));
         self.accept(request, false).watch().await
     }

@@ -6,9 +6,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use clientgo_apimachinery::{
-    ApiResource, DynamicObject, GroupVersionResource, ObjectMeta, Resource, WatchEvent,
-};
+use clientgo_apimachinery::{ApiResource, GroupVersionResource, ObjectMeta, Resource, WatchEvent};
 use clientgo_rest::config::{Impersonation, Secret, TokenFile};
 use clientgo_rest::{
     Auth, Config, DeleteParams, Deleted, DynamicClient, GetParams, ListParams, PatchParams,
@@ -418,8 +416,8 @@ async fn dynamic_objects_and_watches() {
     let _ = nodes.get("n1", &GetParams::default()).await;
     assert_eq!(server.last().uri, "/api/v1/nodes/n1");
 
-    // A watch body plugs into the watch decoder.
-    let body = dynamic
+    // A watch comes back decoded, as a typed event stream.
+    let mut watch = dynamic
         .watch(&WatchParams {
             resource_version: Some("7".into()),
             allow_watch_bookmarks: true,
@@ -432,7 +430,6 @@ async fn dynamic_objects_and_watches() {
         server.last().uri,
         "/api/v1/namespaces/prod/configmaps?allowWatchBookmarks=true&resourceVersion=7&timeoutSeconds=300&watch=true"
     );
-    let mut watch = clientgo_watch::Watch::<DynamicObject>::new(body);
     let Some(Ok(WatchEvent::Added(added))) = watch.next().await else {
         panic!("an ADDED event first");
     };

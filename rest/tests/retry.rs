@@ -324,7 +324,7 @@ async fn a_watch_that_cannot_connect_ends_empty_after_its_retries() {
         .await
         .unwrap();
     assert_eq!(script.sent().len(), 11);
-    let mut watch = clientgo_watch::Watch::<clientgo_apimachinery::DynamicObject>::new(body);
+    let mut watch = clientgo_codec::Watch::<clientgo_apimachinery::DynamicObject>::new(body);
     assert!(
         watch.next().await.is_none(),
         "an empty watch that ends cleanly"

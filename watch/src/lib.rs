@@ -1,10 +1,11 @@
-//! Kubernetes watch streams: client-go's `watch` and `tools/watch`, in Rust.
+//! Kubernetes watch streams: client-go's `tools/watch`, in Rust, with the decoder beneath it.
 //!
-//! * [`Framer`]: splits a watch response body into its JSON documents, across chunk
-//!   boundaries, without copying a frame that arrived in one piece.
-//! * [`Watch<T>`]: a stream of [`WatchEvent<T>`](clientgo_apimachinery::WatchEvent) decoded
-//!   from a body, which tells a clean end (the server's timeout) from a failure (a reset
-//!   connection, a truncated or malformed stream, a stall).
+//! * [`Framer`] and [`Watch<T>`], re-exported from `clientgo-codec` (below the REST client,
+//!   which returns a `Watch<T>` from its watches): the framer splits a watch body into its
+//!   JSON documents; a `Watch<T>` is the stream of
+//!   [`WatchEvent<T>`](clientgo_apimachinery::WatchEvent) decoded from a body, which tells a
+//!   clean end (the server's timeout) from a failure (a reset connection, a truncated or
+//!   malformed stream, a stall).
 //! * [`RetryWatcher`]: re-opens the watch from the last resourceVersion it delivered, through
 //!   any [`WatchSource`], until only a relist can help (410 Gone).
 //! * [`ResourceWatchSource`] and [`WatchResource`]: the REST client's link, watches of a
@@ -33,15 +34,13 @@
 
 #![deny(missing_docs)]
 
-mod framer;
 mod rest_source;
 mod retry;
-mod stream;
 
-pub use framer::{DEFAULT_MAX_FRAME, FrameError, Framer};
+pub use clientgo_codec::{BoxError, UndecodableHandler, Watch, WatchBody, WatchError};
+pub use clientgo_codec::{DEFAULT_MAX_FRAME, FrameError, Framer};
 pub use rest_source::{ResourceWatchSource, WatchResource, start_error};
 pub use retry::{
     MAX_BACKOFF, MAX_RETRY_AFTER, MIN_RESTART_INTERVAL, RetryWatchError, RetryWatcher, WatchSource,
     WatchStartError,
 };
-pub use stream::{BoxError, UndecodableHandler, Watch, WatchBody, WatchError};

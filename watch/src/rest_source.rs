@@ -1,5 +1,6 @@
 //! Watches over the REST client: a [`WatchSource`] for [`RetryWatcher`] built on a
-//! [`ResourceClient`], and [`WatchResource`], which opens a typed [`Watch<T>`] in one call.
+//! [`ResourceClient`] (whose own `watch` opens one typed [`Watch<T>`]), and [`WatchResource`],
+//! which builds such a retry watcher in one call.
 //!
 //! This is where client-go's reflector meets `tools/watch`: `NewRetryWatcher` takes a
 //! `WatcherWithContext` whose `Watch(options)` is the typed client's `Watch`, called with
@@ -25,7 +26,7 @@ use clientgo_rest::{Error, ResourceClient, WatchParams};
 use serde::de::DeserializeOwned;
 
 use crate::retry::{RetryWatchError, RetryWatcher, WatchSource, WatchStartError};
-use crate::stream::Watch;
+use clientgo_codec::Watch;
 
 /// A [`WatchSource`] over a [`ResourceClient`]. See the module documentation.
 pub struct ResourceWatchSource<T> {
@@ -96,10 +97,10 @@ where
     async fn watch(&self, resource_version: &str) -> Result<Watch<T>, WatchStartError> {
         let params = self.params_from(resource_version);
         match self.client.watch(&params).await {
-            Ok(body) => {
+            Ok(watch) => {
                 // A retry watcher re-watches from before an event that ended the watch, and
                 // would meet an undecodable one again forever: skip it instead.
-                let watch = Watch::from_boxed(Box::pin(body)).skipping_undecodable();
+                let watch = watch.skipping_undecodable();
                 Ok(match self.idle_timeout {
                     Some(idle) => watch.with_idle_timeout(idle),
                     None => watch,
@@ -125,15 +126,9 @@ pub fn start_error(error: Error) -> WatchStartError {
     }
 }
 
-/// Watches straight from a [`ResourceClient`]: `client.watch_events(&params)` for one typed
-/// watch, `client.retry_watcher(params, rv)` for one that re-opens itself.
+/// A watch that re-opens itself, straight from a [`ResourceClient`]:
+/// `client.retry_watcher(params, rv)` (one typed watch is `client.watch(&params)`).
 pub trait WatchResource<T> {
-    /// Opens a watch with `params` and decodes its events as `T`.
-    fn watch_events(
-        &self,
-        params: &WatchParams,
-    ) -> impl Future<Output = Result<Watch<T>, Error>> + Send;
-
     /// A [`RetryWatcher`] from `resource_version` with `params`' selectors and timeout.
     fn retry_watcher(
         &self,
@@ -146,12 +141,6 @@ impl<T> WatchResource<T> for ResourceClient<T>
 where
     T: clientgo_apimachinery::Object + DeserializeOwned + Send + 'static,
 {
-    async fn watch_events(&self, params: &WatchParams) -> Result<Watch<T>, Error> {
-        // The body's error type is already the watch's: no conversion (and no closure, whose
-        // higher-ranked lifetimes would make this future fail to be `Send`).
-        Ok(Watch::from_boxed(Box::pin(self.watch(params).await?)))
-    }
-
     fn retry_watcher(
         &self,
         params: WatchParams,

@@ -32,7 +32,7 @@ use clientgo_apimachinery::{Object, Status, StatusReason, WatchEvent};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
-use crate::stream::{BoxError, Watch};
+use clientgo_codec::{BoxError, Watch};
 
 /// The shortest time between the starts of two watches after a clean end.
 pub const MIN_RESTART_INTERVAL: Duration = Duration::from_secs(1);

@@ -152,9 +152,7 @@ async fn a_watch_list_sends_existing_objects_then_the_initial_events_end_bookmar
         allow_watch_bookmarks: true,
         ..WatchParams::default()
     };
-    let mut watch = within("a watch-list", api.watch_events(&params))
-        .await
-        .unwrap();
+    let mut watch = within("a watch-list", api.watch(&params)).await.unwrap();
     let mut initial = BTreeSet::new();
     let end = loop {
         match next_event(&mut watch).await {
@@ -273,7 +271,7 @@ async fn a_watch_asking_for_bookmarks_gets_one_before_the_server_ends_it() {
     // A loaded machine can miss several in a row: a longer bound than the other waits.
     let patience = tokio::time::timeout(BOUND * 4, async {
         loop {
-            let mut watch = api.watch_events(&params).await.unwrap();
+            let mut watch = api.watch(&params).await.unwrap();
             let mut bookmarks = Vec::new();
             // The server ends each watch cleanly at its timeout.
             while let Some(event) = watch.next().await {

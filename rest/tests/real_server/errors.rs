@@ -9,7 +9,6 @@ use clientgo_rest::api_error::CAUSE_UNEXPECTED_SERVER_RESPONSE;
 use clientgo_rest::{
     ApiError, DynamicClient, Error, GetParams, ListParams, PostParams, ResourceClient, WatchParams,
 };
-use clientgo_watch::WatchResource;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, PodTemplate, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -300,7 +299,7 @@ async fn a_list_or_watch_from_a_compacted_resource_version_is_expired() {
         resource_version: Some(old_version),
         ..WatchParams::default()
     };
-    let mut watch = within("a watch", api.watch_events(&params)).await.unwrap();
+    let mut watch = within("a watch", api.watch(&params)).await.unwrap();
     let event = within("the watch's first event", watch.next())
         .await
         .expect("an event")

@@ -9,7 +9,6 @@ use clientgo_rest::{
     DeleteParams, DiscoveryClient, DynamicClient, GetParams, MappingError, PostParams, RestMapper,
     WatchParams,
 };
-use clientgo_watch::WatchResource;
 use serde_json::json;
 
 use crate::{COMPACTION, client, control_plane, within};
@@ -161,9 +160,7 @@ async fn until_established(crds: &DynamicClient, created: &DynamicObject) {
         resource_version: Some(created.resource_version().to_owned()),
         ..WatchParams::default()
     };
-    let mut watch = within("the CRD watch", crds.watch_events(&params))
-        .await
-        .unwrap();
+    let mut watch = within("the CRD watch", crds.watch(&params)).await.unwrap();
     within("the CRD to be Established", async {
         while let Some(event) = watch.next().await {
             match event.expect("a watch event") {

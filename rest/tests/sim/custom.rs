@@ -8,7 +8,6 @@ use clientgo_rest::{
     DeleteParams, Deleted, DynamicClient, GetParams, ListParams, PatchParams, PatchType,
     PostParams, RestClient, RestMapper, WatchParams,
 };
-use clientgo_watch::WatchResource;
 use serde_json::{Value, json};
 
 use crate::common::{self, within};
@@ -96,7 +95,7 @@ async fn custom_resource_verbs_through_the_rest_mapper() {
 
     let start = api.list(&ListParams::default()).await.unwrap();
     let mut watch = api
-        .watch_events(&WatchParams {
+        .watch(&WatchParams {
             resource_version: Some(start.resource_version().to_owned()),
             ..WatchParams::default()
         })

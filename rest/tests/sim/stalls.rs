@@ -15,8 +15,8 @@ use std::time::Duration;
 use clientgo_apimachinery::{DynamicObject, Object as _, WatchEvent};
 use clientgo_apiserver_sim::SimConfig;
 use clientgo_apiserver_sim::faults::WatchFault;
+use clientgo_codec::{Watch, WatchError};
 use clientgo_rest::{RestClient, TransportErrorKind, WatchParams};
-use clientgo_watch::{Watch, WatchError};
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
@@ -84,14 +84,13 @@ async fn http2_pings_keep_a_quiet_watch_and_close_a_dead_connection_within_the_p
         resource_version: Some(s.sim.resource_version().to_string()),
         ..WatchParams::default()
     };
-    let body = within(
+    let mut watch: Watch<DynamicObject> = within(
         Duration::from_secs(30),
         "the watch opens",
         api.watch(&params),
     )
     .await
     .unwrap();
-    let mut watch = Watch::<DynamicObject>::new(body);
     s.sim
         .create(
             "",
@@ -173,14 +172,14 @@ async fn http1_a_stalled_watch_ends_at_the_watch_idle_timeout() {
         ..WatchParams::default()
     };
     let api = common::config_maps(&s.client, "default");
-    let body = within(
+    let watch: Watch<DynamicObject> = within(
         Duration::from_secs(30),
         "the watch opens",
         api.watch(&params),
     )
     .await
     .unwrap();
-    let mut watch = Watch::<DynamicObject>::new(body).with_idle_timeout(Duration::from_secs(120));
+    let mut watch = watch.with_idle_timeout(Duration::from_secs(120));
     assert!(
         s.sim.faults().watches(WatchFault::Stall) >= 1,
         "the stall fired"

@@ -8,7 +8,6 @@ use clientgo_rest::{
     DeleteParams, Deleted, GetParams, ListParams, PatchParams, PatchType, PostParams,
     ResourceClient, WatchParams,
 };
-use clientgo_watch::WatchResource;
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Namespace, Pod, PodSpec, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::json;
@@ -207,7 +206,7 @@ async fn pod_status_subresource_and_a_typed_watch() {
     let post = PostParams::default();
     let start = api.list(&ListParams::default()).await.unwrap();
     let mut watch = api
-        .watch_events(&WatchParams {
+        .watch(&WatchParams {
             resource_version: Some(start.resource_version().to_owned()),
             ..WatchParams::default()
         })

@@ -6,7 +6,7 @@ use clientgo_apimachinery::{DynamicObject, Object, WatchEvent};
 use clientgo_apiserver_sim::SimConfig;
 use clientgo_apiserver_sim::faults::WatchFault;
 use clientgo_rest::{DeleteParams, ListParams, PatchParams, PatchType, WatchParams};
-use clientgo_watch::{Watch, WatchError, WatchResource};
+use clientgo_watch::{Watch, WatchError};
 use serde_json::json;
 
 use crate::common::{self, config_maps, create, within};
@@ -44,7 +44,7 @@ async fn events_bookmarks_and_a_clean_timeout() {
         timeout_seconds: Some(2),
         ..from(&rv)
     };
-    let mut watch = api.watch_events(&params).await.unwrap();
+    let mut watch = api.watch(&params).await.unwrap();
 
     let created = create(&api, "a", "web").await;
     let patch = json!({"data": {"k": "v2"}});
@@ -90,7 +90,7 @@ async fn initial_events_then_the_end_bookmark() {
         allow_watch_bookmarks: true,
         ..WatchParams::default()
     };
-    let mut watch = api.watch_events(&params).await.unwrap();
+    let mut watch = api.watch(&params).await.unwrap();
     let WatchEvent::Added(one) = next(&mut watch).await else {
         panic!("the state comes first")
     };
@@ -111,7 +111,7 @@ async fn initial_events_then_the_end_bookmark() {
 async fn streaming(s: &common::Sim, name: &str) -> Watch<DynamicObject> {
     let api = config_maps(&s.client, "default");
     let rv = s.sim.resource_version().to_string();
-    let mut watch = api.watch_events(&from(&rv)).await.unwrap();
+    let mut watch = api.watch(&from(&rv)).await.unwrap();
     create(&api, name, "web").await;
     assert!(matches!(next(&mut watch).await, WatchEvent::Added(_)));
     watch
@@ -169,7 +169,7 @@ async fn a_compacted_version_is_an_error_event_and_bad_params_an_error() {
     let old = create(&api, "old", "web").await;
     create(&api, "new", "web").await;
     s.sim.compact();
-    let mut watch = api.watch_events(&from(&old)).await.unwrap();
+    let mut watch = api.watch(&from(&old)).await.unwrap();
     let WatchEvent::Error(status) = next(&mut watch).await else {
         panic!("a 410 ERROR event")
     };
@@ -181,6 +181,6 @@ async fn a_compacted_version_is_an_error_event_and_bad_params_an_error() {
         field_selector: Some("spec.unknown=1".into()),
         ..WatchParams::default()
     };
-    let err = api.watch_events(&bad).await.unwrap_err();
+    let err = api.watch(&bad).await.unwrap_err();
     assert!(err.is_bad_request(), "{err}");
 }

@@ -14,24 +14,24 @@
 //! `ERROR` events from the server (a 410 Gone, say) are events, not stream errors: they come
 //! out as [`WatchEvent::Error`] and the caller decides, as client-go's consumers do.
 //!
-//! Events nest up to kube-apiserver's 10,000 levels (see [`clientgo_rest::json`]). An event
-//! that is valid JSON but does not decode (its object is not a `T`, its type is unknown, or
-//! it nests deeper than that, or builds a value deeper than
-//! [`MAX_KEPT_DEPTH`](clientgo_rest::json::MAX_KEPT_DEPTH)) ends the stream with
+//! Events nest up to kube-apiserver's 10,000 levels (see [`crate::json`]). An event that is
+//! valid JSON but does not decode (its object is not a `T`, its type is unknown, it nests
+//! deeper than that, or it builds a value deeper than
+//! [`MAX_KEPT_DEPTH`](crate::json::MAX_KEPT_DEPTH)) ends the stream with
 //! [`WatchError::Decode`], as any broken frame does; a consumer that relists afterwards (an
 //! informer) gets past it, since the list leaves the undecodable object out and the new watch
-//! starts after it. A consumer that can only re-watch from before the event would meet it again forever: with
-//! [`Watch::skipping_undecodable`] such an event fails that event only (it is skipped,
-//! logged as a warning without its content, counted in [`Watch::undecodable_events`] and
-//! handed to the handler set with [`Watch::on_undecodable`]) and the stream goes on; the
-//! [`RetryWatcher`](crate::RetryWatcher)'s REST source
-//! ([`ResourceWatchSource`](crate::ResourceWatchSource)) opens its watches that way. A frame
-//! that is not valid JSON, or too large, always ends the stream: the body itself is broken.
+//! starts after it. A consumer that can only re-watch from before the event would meet it
+//! again forever: with [`Watch::skipping_undecodable`] such an event fails that event only
+//! (it is skipped, logged as a warning without its content, counted in
+//! [`Watch::undecodable_events`] and handed to the handler set with [`Watch::on_undecodable`])
+//! and the stream goes on; the `RetryWatcher`'s REST source
+//! (`clientgo_watch::ResourceWatchSource`) opens its watches that way. A frame that is not
+//! valid JSON, or too large, always ends the stream: the body itself is broken.
 //!
 //! Where it differs from client-go: a frame that does not decode is skipped, or ends the
 //! stream with a typed [`WatchError::Decode`], instead of a synthetic `ERROR` event with a
 //! made-up Status; and the error never quotes the frame (it may hold a Secret: its message is
-//! serde's reduced by [`clientgo_rest::json::redacted_message`], and it is not chained as a
+//! serde's reduced by [`crate::json::redacted_message`], and it is not chained as a
 //! source). Stopping is dropping the `Watch` (or calling [`Watch::stop`]): the body is dropped
 //! and the connection or HTTP/2 stream closes.
 
@@ -100,7 +100,7 @@ impl fmt::Display for WatchError {
             WatchError::Decode { source, frame_len } => write!(
                 f,
                 "could not decode watch event ({frame_len} bytes): {} at line {} column {}",
-                clientgo_rest::json::redacted_message(source),
+                crate::json::redacted_message(source),
                 source.line(),
                 source.column()
             ),
@@ -238,7 +238,7 @@ impl<T: DeserializeOwned> Watch<T> {
             match self.framer.next_frame() {
                 Err(error) => return self.fail(error.into()),
                 Ok(Some(frame)) => {
-                    let source = match clientgo_rest::json::from_slice(&frame) {
+                    let source = match crate::json::from_slice(&frame) {
                         Ok(event) => return Poll::Ready(Some(Ok(event))),
                         Err(source) => source,
                     };
@@ -246,7 +246,7 @@ impl<T: DeserializeOwned> Watch<T> {
                         source,
                         frame_len: frame.len(),
                     };
-                    if !self.skip_undecodable || !clientgo_rest::json::is_valid(&frame) {
+                    if !self.skip_undecodable || !crate::json::is_valid(&frame) {
                         return self.fail(error);
                     }
                     self.undecodable += 1;

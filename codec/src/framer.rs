@@ -10,7 +10,7 @@
 //! A frame that lies inside one chunk is a zero-copy slice of it; only a frame split across
 //! chunks is assembled in a buffer. Outside strings, each byte is classed by a table lookup;
 //! strings are skipped 8 bytes at a time for their first 32 bytes (most are shorter), then
-//! with `memchr` (the scanning shared with the list decoder: `clientgo_rest::json_scan`).
+//! with `memchr` (the scanning shared with the REST client's list decoder: [`json_scan`](crate::json_scan)).
 //! Framing a real server's streaming list of 10,000 ConfigMaps takes 51 M instructions
 //! (callgrind) this way, against 111 M with one `memchr` call per token.
 //!
@@ -21,8 +21,8 @@
 //! own request limit. Anything but whitespace between objects is an error, as is a document
 //! that is not an object (a watch event always is).
 
+use crate::json_scan::{byte_classes, quote_or_backslash};
 use bytes::{Bytes, BytesMut};
-use clientgo_rest::json_scan::{byte_classes, quote_or_backslash};
 
 /// The default cap on one frame: 64 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 64 << 20;

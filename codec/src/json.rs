@@ -30,7 +30,8 @@
 //! "hunter2", expected u32``, ``unknown variant `x` ``), and a field of a Secret, a token in a
 //! ConfigMap, may be that value. [`redacted_message`] keeps what helps (what kind of value
 //! was found, what was expected, which field was missing) and drops the value itself; every
-//! [`DecodeError`](crate::DecodeError) and the watch crate's decode errors use it.
+//! decode error of the REST client (`clientgo_rest::DecodeError`) and of the watch decoder
+//! ([`WatchError::Decode`](crate::WatchError::Decode)) uses it.
 
 mod bounded;
 
