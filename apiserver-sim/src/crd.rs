@@ -180,6 +180,20 @@ pub fn resources_of(crd: &Value) -> Vec<ResourceInfo> {
                 .collect()
         })
         .unwrap_or_default();
+    let categories: Vec<String> = names["categories"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let storage_version = crd["spec"]["versions"]
+        .as_array()
+        .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
+        .map_or("", |v| s(v, &["name"]));
+    let storage_version_hash = crate::resources::storage_version_hash(group, storage_version, kind);
     let namespaced = s(crd, &["spec", "scope"]) == "Namespaced";
     crd["spec"]["versions"]
         .as_array()
@@ -198,6 +212,8 @@ pub fn resources_of(crd: &Value) -> Vec<ResourceInfo> {
                     tracks_generation: true,
                     strategic_merge: false,
                     short_names: short_names.clone(),
+                    categories: categories.clone(),
+                    storage_version_hash: storage_version_hash.clone(),
                     selectable_fields: Vec::new(),
                     name_is_label: false,
                     schema: v["schema"]["openAPIV3Schema"]

@@ -248,14 +248,15 @@ pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
     }
 }
 
-/// 405 MethodNotAllowed.
+/// 405 MethodNotAllowed, with empty details as kube-apiserver 1.36.2 writes them.
 pub fn method_not_allowed() -> ApiError {
-    Status::failure(
+    let mut status = Status::failure(
         405,
         StatusReason::MethodNotAllowed,
         "the server does not allow this method on the requested resource",
-    )
-    .into()
+    );
+    status.details = Some(StatusDetails::default());
+    status.into()
 }
 
 /// 415 UnsupportedMediaType for a body format the endpoint does not accept.

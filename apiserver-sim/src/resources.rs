@@ -44,6 +44,11 @@ pub struct ResourceInfo {
     pub strategic_merge: bool,
     /// Short names for discovery (`cm`, `deploy`, ...).
     pub short_names: Vec<String>,
+    /// Categories for discovery (`all`, `api-extensions`, a CRD's `names.categories`).
+    pub categories: Vec<String>,
+    /// Discovery's `storageVersionHash` ([`storage_version_hash`] of the version objects
+    /// are stored as).
+    pub storage_version_hash: String,
     /// Field paths a field selector may use besides `metadata.name`/`metadata.namespace`.
     pub selectable_fields: Vec<String>,
     /// Name validation: `true` for DNS-1123 labels (namespaces), `false` for subdomains.
@@ -94,6 +99,19 @@ impl ResourceInfo {
     }
 }
 
+/// The `storageVersionHash` of discovery for objects stored as `group/version` `kind`:
+/// the first 8 bytes of the SHA-256 of `<group>/<version>/<kind>`, in base64, as
+/// kube-apiserver's `discovery.StorageVersionHash` computes it (checked against
+/// kube-apiserver 1.36.2's values: ConfigMaps `qFsyl6wFWjQ=` from `/v1/ConfigMap`).
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    use base64::Engine as _;
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
+}
+
 #[allow(clippy::too_many_arguments)]
 fn builtin(
     group: &str,
@@ -118,6 +136,20 @@ fn builtin(
         tracks_generation: generation,
         strategic_merge: true,
         short_names: short.iter().map(|s| (*s).to_owned()).collect(),
+        categories: match plural {
+            "pods" | "deployments" | "replicasets" => vec!["all".to_owned()],
+            "customresourcedefinitions" => vec!["api-extensions".to_owned()],
+            _ => Vec::new(),
+        },
+        storage_version_hash: {
+            // events.k8s.io Events are stored as core v1 Events, CRDs still as v1beta1.
+            let (g, v) = match (group, plural) {
+                ("events.k8s.io", "events") => ("", "v1"),
+                ("apiextensions.k8s.io", _) => (group, "v1beta1"),
+                _ => (group, version),
+            };
+            storage_version_hash(g, v, kind)
+        },
         selectable_fields: fields.iter().map(|s| (*s).to_owned()).collect(),
         name_is_label: plural == "namespaces",
         schema: None,

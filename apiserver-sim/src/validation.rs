@@ -191,6 +191,10 @@ pub fn check_type_and_meta(info: &ResourceInfo, obj: &mut Map<String, Value>) ->
     if let Err(e) = parsed {
         return Err(errors::bad_request(format!("error decoding metadata: {e}")));
     }
+    // Every ObjectMeta field is omitted when empty (`creationTimestamp` too: kube-apiserver
+    // 1.36.2 writes a zero one as nothing), so a `null` decodes to the zero value and is
+    // written as nothing, for custom resources as well.
+    drop_nulls(meta);
     if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
         let mut errs = Vec::new();
         for (k, v) in labels {
@@ -209,9 +213,23 @@ pub fn check_type_and_meta(info: &ResourceInfo, obj: &mut Map<String, Value>) ->
             return Err(errors::invalid(&info.group, &info.kind, name, &errs));
         }
     }
+    if info.strategic_merge {
+        // A built-in's top-level fields decode into Go struct fields: a `null` is their zero
+        // value, which the encoder omits (`omitempty`) or writes again as the defaults do
+        // (`status: {}`, a core Event's `eventTime: null`, ...).
+        obj.retain(|_, v| !v.is_null());
+    }
     crate::defaults::on_decode(info, obj);
     crate::schema::on_decode(info, obj);
     Ok(())
+}
+
+/// Removes the `null` members of an object (an ObjectMeta's, whose fields are all omitted
+/// when empty).
+pub(crate) fn drop_nulls(v: &mut Value) {
+    if let Some(map) = v.as_object_mut() {
+        map.retain(|_, member| !member.is_null());
+    }
 }
 
 /// The answer to a body of another kind. For a custom resource, 422 `kind: Invalid value:

@@ -25,8 +25,14 @@ mod report;
 mod script;
 #[path = "differential/script_crds.rs"]
 mod script_crds;
+#[path = "differential/script_deletes.rs"]
+mod script_deletes;
+#[path = "differential/script_discovery.rs"]
+mod script_discovery;
 #[path = "differential/script_lists.rs"]
 mod script_lists;
+#[path = "differential/script_watches.rs"]
+mod script_watches;
 #[path = "differential/step.rs"]
 mod step;
 

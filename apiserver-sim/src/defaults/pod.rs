@@ -64,6 +64,11 @@ pub fn spec(spec: &mut Map<String, Value>) {
 
 /// Defaults a pod template (`{metadata, spec}`).
 pub fn template(template: &mut Map<String, Value>) {
+    // Its ObjectMeta as any other: `creationTimestamp: null` (kubectl's dry-run output) and
+    // the other nulls are written as nothing (observed on kube-apiserver 1.36.2).
+    if let Some(meta) = template.get_mut("metadata") {
+        crate::validation::drop_nulls(meta);
+    }
     if let Some(s) = child(template, "spec") {
         spec(s);
     }

@@ -3,7 +3,11 @@
 //!
 //! Mirrors `endpoints/discovery` (legacy, unaggregated discovery): `APIVersions`,
 //! `APIGroupList`, `APIGroup` and `APIResourceList` with each resource's name, singular
-//! name, scope, kind, verbs, short names and its `status` subresource. kubectl 1.32 first
+//! name, scope, kind, verbs (as kube-apiserver 1.36.2 lists them: namespaces without
+//! `deletecollection`, custom resources in the apiextensions handler's order), short
+//! names, categories, `storageVersionHash` and its `status` subresource; the core group's
+//! list has no `apiVersion`, the others' do. `/version` has the fields of 1.36's
+//! (`emulationMajor`, `minCompatibilityMinor`, ...) with the sim's own values. kubectl 1.32 first
 //! asks for aggregated discovery (`apidiscovery.k8s.io/v2`) and falls back to these
 //! documents when the response is plain `application/json`, which is what it gets here.
 //! Custom resources appear and disappear with their CRDs.
@@ -25,15 +29,34 @@ const VERBS: &[&str] = &[
     "watch",
 ];
 
-/// `/version`.
+/// The verbs of a custom resource, in the order kube-apiserver 1.36.2 lists them.
+const CUSTOM_RESOURCE_VERBS: &[&str] = &[
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
+
+/// `/version`: the fields kube-apiserver 1.36 answers, the emulated version the same as the
+/// binary's and the minimum compatibility version one minor before (as a 1.36 server's
+/// defaults are).
 pub fn version(git_version: &str) -> Value {
     let (major, minor) = git_version
         .trim_start_matches('v')
         .split_once('.')
         .map(|(a, b)| (a.to_owned(), b.split('.').next().unwrap_or("").to_owned()))
         .unwrap_or_default();
+    let min_compatibility_minor = minor
+        .parse::<u32>()
+        .map_or_else(|_| minor.clone(), |m| m.saturating_sub(1).to_string());
     json!({
-        "major": major, "minor": minor, "gitVersion": git_version,
+        "major": major, "minor": minor, "emulationMajor": major, "emulationMinor": minor,
+        "minCompatibilityMajor": major, "minCompatibilityMinor": min_compatibility_minor,
+        "gitVersion": git_version,
         "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
         "buildDate": "2024-12-11T00:00:00Z", "goVersion": "go1.23.4", "compiler": "gc",
         "platform": "linux/amd64"
@@ -84,20 +107,27 @@ pub fn group(registry: &Registry, name: &str) -> Option<Value> {
     Some(doc)
 }
 
+fn verbs(r: &ResourceInfo) -> Vec<&'static str> {
+    if !r.strategic_merge {
+        return CUSTOM_RESOURCE_VERBS.to_vec();
+    }
+    VERBS
+        .iter()
+        .copied()
+        .filter(|v| !(*v == "deletecollection" && r.group.is_empty() && r.plural == "namespaces"))
+        .collect()
+}
+
 fn resource_doc(r: &ResourceInfo) -> Vec<Value> {
     let mut main = json!({
         "name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
-        "kind": r.kind, "verbs": VERBS,
+        "kind": r.kind, "verbs": verbs(r), "storageVersionHash": r.storage_version_hash,
     });
     if !r.short_names.is_empty() {
         main["shortNames"] = json!(r.short_names);
     }
-    if !r.strategic_merge || r.group == "apiextensions.k8s.io" {
-        main["categories"] = json!(if r.strategic_merge {
-            vec!["api-extensions"]
-        } else {
-            vec!["all"]
-        });
+    if !r.categories.is_empty() {
+        main["categories"] = json!(r.categories);
     }
     let mut out = vec![main];
     if r.status_subresource {
@@ -119,9 +149,12 @@ pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Valu
         format!("{group}/{version}")
     };
     let resources: Vec<Value> = served.iter().flat_map(|r| resource_doc(r)).collect();
-    Some(
-        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
-    )
+    let mut doc = json!({"kind": "APIResourceList", "groupVersion": gv, "resources": resources});
+    if !group.is_empty() {
+        // The core group's list is written without it (observed on kube-apiserver 1.36.2).
+        doc["apiVersion"] = json!("v1");
+    }
+    Some(doc)
 }
 
 #[cfg(test)]
@@ -156,7 +189,21 @@ mod tests {
             .collect();
         assert!(names.contains(&"pods/status") && names.contains(&"configmaps"));
         assert!(resources(&r, "nope.io", "v1").is_none());
-        assert_eq!(version("v1.32.0-sim")["minor"], "32");
+        let v = version("v1.32.0-sim");
+        assert_eq!(
+            (v["minor"].as_str(), v["emulationMinor"].as_str()),
+            (Some("32"), Some("32"))
+        );
+        assert_eq!(v["minCompatibilityMinor"], "31");
+        let pods = core["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "pods")
+            .unwrap();
+        assert_eq!(pods["categories"], json!(["all"]));
+        assert_eq!(pods["storageVersionHash"], "xPOwRZ+Yhw8=");
+        assert!(core.get("apiVersion").is_none());
         assert_eq!(
             group(&r, "apps").unwrap()["preferredVersion"]["version"],
             "v1"

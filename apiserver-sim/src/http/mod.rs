@@ -6,6 +6,7 @@
 
 pub mod accept;
 pub mod admin;
+pub mod auth;
 pub mod body;
 pub mod discovery;
 pub mod handler;

@@ -47,6 +47,8 @@ pub struct ListOptions {
     pub resource_version: Option<String>,
     /// `resourceVersionMatch`.
     pub rv_match: Option<RvMatch>,
+    /// A `resourceVersionMatch` that is neither `Exact` nor `NotOlderThan`, as given.
+    pub rv_match_unsupported: Option<String>,
     /// `limit` (0: none).
     pub limit: usize,
     /// `continue`.
@@ -116,17 +118,11 @@ impl ListOptions {
                 }
                 "resourceVersion" => o.resource_version = Some(v.clone()).filter(|s| !s.is_empty()),
                 "resourceVersionMatch" => {
-                    o.rv_match = match v.as_str() {
-                        "" => None,
-                        "NotOlderThan" => Some(RvMatch::NotOlderThan),
-                        "Exact" => Some(RvMatch::Exact),
-                        other => {
-                            return Err(errors::invalid_list_options(&[FieldError::unsupported(
-                                "resourceVersionMatch",
-                                other,
-                                &["Exact", "NotOlderThan"],
-                            )]));
-                        }
+                    (o.rv_match, o.rv_match_unsupported) = match v.as_str() {
+                        "" => (None, None),
+                        "NotOlderThan" => (Some(RvMatch::NotOlderThan), None),
+                        "Exact" => (Some(RvMatch::Exact), None),
+                        other => (None, Some(other.to_owned())),
                     }
                 }
                 "limit" => {
@@ -154,59 +150,92 @@ impl ListOptions {
         Ok(o)
     }
 
+    /// Checks the options as apimachinery's `ValidateListOptions` does (1.36): every
+    /// error found, in its order, in one 422.
     fn validate(&self, watch_list_enabled: bool) -> ApiResult<()> {
-        let forbid = |msg: &str| {
-            Err(errors::invalid_list_options(&[FieldError::forbidden(
-                "resourceVersionMatch",
-                msg,
-            )]))
+        const MATCH: &str = "resourceVersionMatch";
+        let given = match (&self.rv_match_unsupported, self.rv_match) {
+            (Some(other), _) => Some(other.as_str()),
+            (None, Some(RvMatch::Exact)) => Some("Exact"),
+            (None, Some(RvMatch::NotOlderThan)) => Some("NotOlderThan"),
+            (None, None) => None,
         };
-        if self.watch {
-            if !watch_list_enabled {
-                if self.rv_match.is_some() {
-                    return forbid("resourceVersionMatch is forbidden for watch");
-                }
-                return Ok(());
+        let not_older_than = self.rv_match == Some(RvMatch::NotOlderThan);
+        let mut errs = Vec::new();
+        if self.watch && !watch_list_enabled {
+            // kube-apiserver 1.21.
+            if given.is_some() {
+                errs.push(FieldError::forbidden(
+                    MATCH,
+                    "resourceVersionMatch is forbidden for watch",
+                ));
             }
-            match (self.send_initial_events, self.rv_match) {
-                (Some(_), Some(RvMatch::NotOlderThan)) => {}
-                (Some(_), _) => {
-                    return Err(errors::invalid_list_options(&[FieldError::forbidden(
-                        "sendInitialEvents",
-                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                    )]));
-                }
-                (None, Some(_)) => {
-                    return forbid(
+        } else if self.watch {
+            if self.send_initial_events.is_some() && !not_older_than {
+                errs.push(FieldError::forbidden(
+                    MATCH,
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if let Some(value) = given {
+                if self.send_initial_events.is_none() {
+                    errs.push(FieldError::forbidden(
+                        MATCH,
                         "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-                    );
+                    ));
                 }
-                (None, None) => {}
+                if !not_older_than {
+                    errs.push(FieldError::unsupported(MATCH, value, &["NotOlderThan"]));
+                }
+                if self.continue_token.is_some() {
+                    errs.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch is forbidden when continue is provided",
+                    ));
+                }
             }
-            if self.send_initial_events == Some(true) && !self.allow_bookmarks {
-                return Err(errors::invalid_list_options(&[FieldError::forbidden(
-                    "allowWatchBookmarks",
-                    "allowWatchBookmarks must be set to true when sendInitialEvents is true",
-                )]));
+        } else {
+            if let Some(value) = given {
+                if self.resource_version.is_none() {
+                    errs.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    ));
+                }
+                if self.continue_token.is_some() {
+                    errs.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch is forbidden when continue is provided",
+                    ));
+                }
+                if self.rv_match_unsupported.is_some() {
+                    errs.push(FieldError::unsupported(
+                        MATCH,
+                        value,
+                        &["Exact", "NotOlderThan", ""],
+                    ));
+                }
+                if self.rv_match == Some(RvMatch::Exact)
+                    && self.resource_version.as_deref() == Some("0")
+                {
+                    errs.push(FieldError::forbidden(
+                        MATCH,
+                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    ));
+                }
             }
-            return Ok(());
+            if self.send_initial_events.is_some() {
+                errs.push(FieldError::forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for list",
+                ));
+            }
         }
-        if self.send_initial_events.is_some() {
-            return Err(errors::invalid_list_options(&[FieldError::forbidden(
-                "sendInitialEvents",
-                "sendInitialEvents is forbidden for list",
-            )]));
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errors::invalid_list_options(&errs))
         }
-        if self.rv_match.is_some() && self.resource_version.is_none() {
-            return forbid("resourceVersionMatch is forbidden unless resourceVersion is provided");
-        }
-        if self.rv_match.is_some() && self.continue_token.is_some() {
-            return forbid("resourceVersionMatch is forbidden when continue is provided");
-        }
-        if self.rv_match == Some(RvMatch::Exact) && self.resource_version.as_deref() == Some("0") {
-            return forbid("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
-        }
-        Ok(())
     }
 
     /// Whether the object passes the selectors.

@@ -8,6 +8,7 @@
 //! the background controllers (garbage collector, namespace and CRD cleanup) all go through
 //! these functions, so every write follows the same rules.
 
+pub mod bookmark;
 pub mod create;
 pub mod delete;
 pub mod graceful;

@@ -3,15 +3,20 @@
 //!
 //! Mirrors the watch cache's `cacheWatcher` (`storage/cacher/cache_watcher.go`,
 //! `cacher.go` `Watch`):
-//! * `resourceVersion` unset or `"0"`: synthetic ADDED events for the current state, then
-//!   changes; `N`: the changes after N from the history, or, when N is older than the
-//!   history, HTTP 200 and one ERROR event with 410 Expired "too old resource version: N (C)";
-//!   so too for a custom resource when N is older than its CRD (its watch cache's start);
-//! * `sendInitialEvents=true` (WatchList): the current state as ADDED events, then a
-//!   BOOKMARK annotated `k8s.io/initial-events-end: "true"`, then changes;
-//! * `allowWatchBookmarks`: a BOOKMARK (an object of the watched kind carrying only a
-//!   resourceVersion) every bookmark interval and once shortly before the timeout, once the
-//!   resource has been written since its watch cache started (the cacher sends none before);
+//! * `resourceVersion` unset or `"0"`, or `sendInitialEvents=true` (WatchList): synthetic
+//!   ADDED events for the current state, then (with `allowWatchBookmarks`, as
+//!   kube-apiserver 1.36.2 does in both cases) a BOOKMARK annotated
+//!   `k8s.io/initial-events-end: "true"`, then changes; `N`: the changes after N from the
+//!   history, or, when N is older than the history, HTTP 200 and one ERROR event with 410
+//!   Expired "too old resource version: N (C)"; so too for a custom resource when N is older
+//!   than its CRD (its watch cache's start); N in the future: nothing until the store passes
+//!   it, then the changes after N;
+//! * `allowWatchBookmarks`: a BOOKMARK ([`super::bookmark`]: the watched type's zero value
+//!   carrying only a resourceVersion) every bookmark interval and once
+//!   `bookmark_before_timeout` (2 s) before the timeout (none when the watch is shorter
+//!   than that), each only when it moves the watch past where it started and once the
+//!   resource has been written since its watch cache started (the cacher sends none
+//!   before);
 //! * `timeoutSeconds` ends the stream cleanly; label and field selectors filter events, an
 //!   object that stops matching is sent as DELETED and one that starts matching as ADDED;
 //! * a watcher that falls behind the history gets the 410 ERROR event and is closed.
@@ -24,8 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use clientgo_apimachinery::INITIAL_EVENTS_END_ANNOTATION;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -51,16 +55,6 @@ fn frame(kind: &str, object: &[u8]) -> Bytes {
     out.extend_from_slice(object);
     out.extend_from_slice(b"}\n");
     Bytes::from(out)
-}
-
-/// A bookmark's object: the watched kind carrying only a resourceVersion.
-fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Vec<u8> {
-    let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
-    if initial_end {
-        meta["annotations"] = json!({ INITIAL_EVENTS_END_ANNOTATION: "true" });
-    }
-    let obj = json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta});
-    serde_json::to_vec(&obj).unwrap_or_default()
 }
 
 /// The ERROR frame for a status.
@@ -100,7 +94,8 @@ struct Watcher {
 
 /// Where a watch starts.
 enum Start {
-    /// Send the current state first (ADDED), then changes; optionally the end bookmark.
+    /// Send the current state first (ADDED), then the end bookmark when bookmarks are
+    /// allowed, then changes.
     Initial { end_bookmark: bool },
     /// Changes after this revision.
     After(u64),
@@ -145,6 +140,11 @@ async fn start(
                 .map_err(|_| errors::bad_request(format!("invalid resource version: {s:?}")))?,
         ),
     };
+    // The initial events end with the annotated bookmark whenever bookmarks are allowed:
+    // kube-apiserver 1.36.2 sends it after the ADDED events of a watch without a
+    // resourceVersion (or from "0") too, not only with `sendInitialEvents=true`. A 1.21
+    // server (no WatchList) knows no such bookmark.
+    let end_bookmark = opts.allow_bookmarks && state.config.watch_list;
     let start = match (opts.send_initial_events, rv) {
         (Some(true), rv) => {
             if opts.rv_match == Some(RvMatch::NotOlderThan) {
@@ -152,12 +152,10 @@ async fn start(
                     wait_for_rv(&state, n).await?;
                 }
             }
-            Start::Initial { end_bookmark: true }
+            Start::Initial { end_bookmark }
         }
         (Some(false), None | Some(0)) => Start::After(state.store.rev()),
-        (None, None | Some(0)) => Start::Initial {
-            end_bookmark: false,
-        },
+        (None, None | Some(0)) => Start::Initial { end_bookmark },
         (_, Some(n)) => Start::After(n),
     };
     // Held by the watch's task until it ends (its client gone, its timeout, a fault).
@@ -202,7 +200,7 @@ impl Watcher {
     }
 
     fn bookmark_frame(&self, rv: u64, initial_end: bool) -> Bytes {
-        let object = bookmark(&self.info, rv, initial_end);
+        let object = super::bookmark::object(&self.info, rv, initial_end);
         if self.render_bookmarks {
             frame("BOOKMARK", &(self.render)(&object))
         } else {
@@ -312,6 +310,10 @@ impl Watcher {
                 page.rv
             }
         };
+        // The cacher sends a watcher no bookmark that would not move it past where it
+        // started (`cacheWatcher.process`: only events newer than its resourceVersion): none
+        // at all while a start in the future has not been reached.
+        let start_rv = pos;
         let mut next_bookmark = self.next_bookmark(Instant::now(), deadline);
         let mut stalled = false;
         loop {
@@ -341,7 +343,7 @@ impl Watcher {
                     }
                 }
                 () = tokio::time::sleep_until(next_bookmark), if self.opts.allow_bookmarks && !stalled => {
-                    if self.cache_progressed() {
+                    if pos > start_rv && self.cache_progressed() {
                         self.send(self.bookmark_frame(pos, false)).await?;
                     }
                     next_bookmark = self.next_bookmark(Instant::now(), deadline);

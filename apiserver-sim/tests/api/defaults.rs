@@ -184,3 +184,43 @@ async fn replica_sets_pods_secrets_and_namespaces() {
         "kube-system"
     );
 }
+
+/// Observed on kube-apiserver 1.36.2 (the differential steps `nulls/*`): `null`s of an
+/// ObjectMeta (the object's, a pod template's) and of a built-in's top-level fields are
+/// written as nothing, `creationTimestamp: null` (kubectl's dry-run output) included; the
+/// watch events carry the same objects.
+#[tokio::test]
+async fn nulls_of_object_meta_and_top_level_fields_are_written_as_nothing() {
+    let (sim, c) = sim().await;
+    let start = sim.resource_version();
+    let mut w = c
+        .watch(&format!("{DEPLOYMENTS}?watch=true&resourceVersion={start}"))
+        .await;
+    let mut body = minimal_deployment();
+    body["metadata"]["creationTimestamp"] = Value::Null;
+    body["metadata"]["labels"] = Value::Null;
+    body["spec"]["template"]["metadata"]["creationTimestamp"] = Value::Null;
+    body["spec"]["template"]["metadata"]["annotations"] = Value::Null;
+    body["status"] = Value::Null;
+    let r = c.post(DEPLOYMENTS, body).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(r.body["metadata"]["creationTimestamp"].is_string());
+    assert!(r.body["metadata"].get("labels").is_none());
+    assert_eq!(
+        r.body["spec"]["template"]["metadata"],
+        json!({"labels": {"app": "w"}})
+    );
+    assert_eq!(r.body["status"], json!({}));
+    let (t, o) = w.event().await;
+    assert_eq!(t, "ADDED");
+    assert_eq!(o, r.body);
+
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = json!({"metadata": {"name": "n", "annotations": null, "finalizers": null},
+        "data": null});
+    let r = c.post(cms, cm).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(r.body.get("data").is_none());
+    let meta = r.body["metadata"].as_object().unwrap();
+    assert!(!meta.contains_key("annotations") && !meta.contains_key("finalizers"));
+}

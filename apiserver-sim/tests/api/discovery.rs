@@ -69,6 +69,50 @@ async fn discovery_documents() {
     );
     let r = c.get("/apis/apps").await;
     assert_eq!(r.body["kind"], "APIGroup");
+
+    // The entries as kube-apiserver 1.36.2 writes them (the differential steps
+    // `discovery/*`): categories, storageVersionHash, verbs; no apiVersion on the core list.
+    let core = c.get("/api/v1").await.body;
+    assert!(core.get("apiVersion").is_none());
+    let entry = |list: &serde_json::Value, name: &str| {
+        list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let ns = entry(&core, "namespaces");
+    assert_eq!(ns["storageVersionHash"], "Q3oi5N2YM8M=");
+    assert!(ns.get("categories").is_none());
+    assert_eq!(
+        ns["verbs"],
+        json!([
+            "create", "delete", "get", "list", "patch", "update", "watch"
+        ])
+    );
+    assert_status(
+        &c.call(http::Method::DELETE, "/api/v1/namespaces", None)
+            .await,
+        405,
+        "MethodNotAllowed",
+    );
+    let apps = c.get("/apis/apps/v1").await.body;
+    assert_eq!(apps["apiVersion"], "v1");
+    let deployments = entry(&apps, "deployments");
+    assert_eq!(deployments["categories"], json!(["all"]));
+    assert_eq!(deployments["storageVersionHash"], "8aSe+NMegvE=");
+    let events = c.get("/apis/events.k8s.io/v1").await.body;
+    assert_eq!(
+        entry(&events, "events")["storageVersionHash"],
+        entry(&core, "events")["storageVersionHash"],
+        "stored as core v1 Events"
+    );
+    let version = c.get("/version").await.body;
+    assert_eq!(version["emulationMinor"], version["minor"]);
+    assert!(version["minCompatibilityMinor"].is_string());
+
     for p in ["/healthz", "/readyz", "/livez"] {
         let r = c.get(p).await;
         assert_eq!((r.status.as_u16(), &r.raw[..]), (200, &b"ok"[..]));
@@ -151,6 +195,28 @@ async fn crd_lifecycle_serves_and_unserves_its_resource() {
         .map(|r| r["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, vec!["widgets", "widgets/status"]);
+    let widgets = &r.body["resources"][0];
+    assert_eq!(
+        widgets["verbs"],
+        json!([
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch"
+        ])
+    );
+    assert!(
+        widgets.get("categories").is_none(),
+        "a CRD without categories"
+    );
+    assert_eq!(
+        widgets["storageVersionHash"],
+        clientgo_apiserver_sim::resources::storage_version_hash("example.com", "v1", "Widget")
+    );
     assert!(
         c.get("/apis").await.body["groups"]
             .as_array()

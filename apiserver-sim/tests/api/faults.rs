@@ -113,6 +113,8 @@ async fn watch_stream_faults() {
 
     let path = format!("{CMS}?watch=1&resourceVersion={}", sim.resource_version());
     let mut w = c.watch(&format!("{path}&allowWatchBookmarks=true")).await;
+    // A write elsewhere moves the revision on: bookmarks past the watch's start come.
+    c.configmap("kube-system", "elsewhere", json!({})).await;
     assert_eq!(w.event().await.0, "BOOKMARK");
     assert_eq!(sim.faults().watches(WatchFault::Stall), 1);
     c.configmap("default", "c", json!({})).await;

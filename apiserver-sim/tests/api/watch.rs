@@ -119,12 +119,23 @@ async fn bookmarks_are_periodic_and_only_when_allowed() {
             "{CMS}?watch=true&resourceVersion={rv_now}&allowWatchBookmarks=true"
         ))
         .await;
+    // kube-apiserver 1.36.2 sends no bookmark that would not move the watch past where it
+    // started: none while nothing has been written since.
+    assert!(
+        w.next_within(Duration::from_millis(400)).await.is_none(),
+        "no bookmark at the watch's own resourceVersion"
+    );
+    // A write the watch does not see (another namespace) moves the revision on.
+    let elsewhere = c.configmap("kube-system", "elsewhere", json!({})).await;
     for _ in 0..2 {
         let (t, o) = w.event().await;
         assert_eq!(t, "BOOKMARK");
-        assert_eq!(o["kind"], "ConfigMap");
-        assert_eq!(o["apiVersion"], "v1");
-        assert_eq!(o["metadata"]["resourceVersion"], rv_now.to_string());
+        assert_eq!(
+            o,
+            json!({"kind": "ConfigMap", "apiVersion": "v1",
+                "metadata": {"resourceVersion": rv(&elsewhere).to_string()}}),
+            "the type's zero value with a resourceVersion, no creationTimestamp"
+        );
     }
     let mut quiet = c
         .watch(&format!("{CMS}?watch=true&resourceVersion={rv_now}"))
@@ -160,14 +171,17 @@ async fn timeout_ends_the_watch_after_a_last_bookmark() {
     );
     let seed = c.configmap("default", "seed", json!({})).await;
     let started = tokio::time::Instant::now();
+    // From just before the seed: its ADDED event, then the bookmark past the start.
     let mut w = c
         .watch(&format!(
             "{CMS}?watch=true&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds=1",
-            rv(&seed)
+            rv(&seed) - 1
         ))
         .await;
-    let (t, _) = w.event().await;
+    assert_eq!(w.event().await.0, "ADDED");
+    let (t, o) = w.event().await;
     assert_eq!(t, "BOOKMARK");
+    assert_eq!(rv(&o), rv(&seed));
     assert!(
         matches!(w.next().await, Next::End),
         "the stream ends cleanly"
@@ -244,18 +258,81 @@ async fn send_initial_events_streams_state_then_an_annotated_bookmark() {
     assert_eq!((t.as_str(), name(&o)), ("ADDED", "c"));
     assert!(rv(&created) > end_rv);
 
+    // Options checked as kube-apiserver 1.36.2 checks them (the differential steps
+    // `watch-options/*`): every error, on the field `resourceVersionMatch`.
     let r = c
         .get(&format!("{CMS}?watch=true&sendInitialEvents=true"))
         .await;
     assert_status(&r, 422, "Invalid");
+    assert_eq!(
+        r.body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+    );
     let r = c
         .get(&format!(
-            "{CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+            "{CMS}?watch=true&resourceVersionMatch=Exact&resourceVersion=1"
         ))
         .await;
-    assert_status(&r, 422, "Invalid");
+    assert_eq!(
+        r.body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: \"Exact\": supported values: \"NotOlderThan\"]"
+    );
     let r = c.get(&format!("{CMS}?sendInitialEvents=true")).await;
     assert_status(&r, 422, "Invalid");
+
+    // Without allowWatchBookmarks: the state, no bookmark (kube-apiserver 1.36.2 requires
+    // no bookmarks of a watch list).
+    let mut w = c
+        .watch(&format!(
+            "{CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+        ))
+        .await;
+    let mut seen = Vec::new();
+    while let Next::Frame(v) = w.next().await {
+        seen.push(v["type"].as_str().unwrap_or("").to_owned());
+    }
+    assert_eq!(seen, ["ADDED", "ADDED", "ADDED"]);
+}
+
+/// kube-apiserver 1.36.2 (the differential steps `watch/initial-end-*`): a watch without a
+/// resourceVersion, or from "0", with allowWatchBookmarks ends its initial ADDED events with
+/// the annotated bookmark too, whatever the resource's cache has seen; without
+/// allowWatchBookmarks it sends none.
+#[tokio::test]
+async fn a_watch_from_the_current_state_ends_it_with_an_annotated_bookmark() {
+    let (sim, c) = sim().await;
+    c.configmap("default", "a", json!({})).await;
+    let at = sim.resource_version();
+    for query in ["", "&resourceVersion=0"] {
+        let mut w = c
+            .watch(&format!(
+                "{CMS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1{query}"
+            ))
+            .await;
+        assert_eq!(name(&w.event().await.1), "a");
+        let (t, o) = w.event().await;
+        assert_eq!(t, "BOOKMARK");
+        assert_eq!(
+            o,
+            json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {
+                "resourceVersion": at.to_string(),
+                "annotations": {"k8s.io/initial-events-end": "true"}}})
+        );
+        assert!(matches!(w.next().await, Next::End), "nothing more {query}");
+    }
+    // A resource never written: the bookmark alone.
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+    let mut w = c
+        .watch(&format!(
+            "{leases}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1"
+        ))
+        .await;
+    let (t, o) = w.event().await;
+    assert_eq!((t.as_str(), &o["spec"]), ("BOOKMARK", &json!({})));
+    assert!(matches!(w.next().await, Next::End));
+    let mut w = c.watch(&format!("{CMS}?watch=true&timeoutSeconds=1")).await;
+    assert_eq!(w.event().await.0, "ADDED");
+    assert!(matches!(w.next().await, Next::End), "no bookmark unasked");
 }
 
 #[tokio::test]
@@ -281,6 +358,15 @@ async fn older_server_mode_rejects_match_and_ignores_send_initial_events() {
         ("ADDED", "b"),
         "no initial events: the parameter is ignored"
     );
+    // No initial-events-end bookmark after the state either.
+    let mut w = c
+        .watch(&format!(
+            "{CMS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1"
+        ))
+        .await;
+    assert_eq!(w.event().await.0, "ADDED");
+    assert_eq!(w.event().await.0, "ADDED");
+    assert!(matches!(w.next().await, Next::End));
 }
 
 #[tokio::test]
@@ -295,22 +381,39 @@ async fn http2_watch_and_list() {
     assert_eq!((t.as_str(), name(&o)), ("ADDED", "h"));
 }
 
+/// kube-apiserver 1.36.2 (the differential steps `watch/future-rv-*`): a watch from a
+/// resourceVersion the server has not reached answers 200 and sends nothing, no bookmark
+/// either, until the store passes it; then the changes after it, and bookmarks again.
 #[tokio::test]
 async fn watch_from_a_future_resource_version_waits_for_it() {
-    let (sim, c) = sim().await;
+    let config = SimConfig::default().with_bookmark_interval(Duration::from_millis(100));
+    let (sim, c) = start(config).await;
+    c.configmap("kube-system", "seed", json!({})).await;
     let future = sim.resource_version() + 2;
     let mut w = c
-        .watch(&format!("{CMS}?watch=true&resourceVersion={future}"))
+        .watch(&format!(
+            "{CMS}?watch=true&resourceVersion={future}&allowWatchBookmarks=true"
+        ))
         .await;
+    assert!(
+        w.next_within(Duration::from_millis(400)).await.is_none(),
+        "nothing before the store reaches {future}"
+    );
     c.configmap("default", "one", json!({})).await;
     c.configmap("default", "two", json!({})).await;
-    c.configmap("default", "three", json!({})).await;
+    assert!(
+        w.next_within(Duration::from_millis(400)).await.is_none(),
+        "nothing at {future} itself"
+    );
+    let three = c.configmap("default", "three", json!({})).await;
     let (t, o) = w.event().await;
     assert_eq!(
         (t.as_str(), name(&o)),
         ("ADDED", "three"),
         "only changes after {future}"
     );
+    let (t, o) = w.event().await;
+    assert_eq!((t.as_str(), rv(&o)), ("BOOKMARK", rv(&three)));
 }
 
 /// kube-apiserver 1.36.2 (observed with the differential check, `delete/watch-last-finalizer`):

@@ -190,12 +190,22 @@ pub enum Until {
     Count(usize),
     /// After a `DELETED` event for the object of this name.
     Deleted(&'static str),
+    /// When the stream ends (its `timeoutSeconds`, an ERROR): every event, BOOKMARKs
+    /// included, then `<end>`.
+    End,
+}
+
+impl Until {
+    fn keeps_bookmarks(self) -> bool {
+        matches!(self, Until::End)
+    }
 }
 
 impl Watch {
-    /// The events (BOOKMARKs left out) until `until` holds, the stream ends, or `bound`
-    /// passes; a line `<timeout>` / `<end>` / `<not json>` stands for what cut the reading
-    /// short, so that it shows as a difference instead of hanging the check.
+    /// The events (BOOKMARKs left out unless `until` is [`Until::End`]) until `until` holds,
+    /// the stream ends, or `bound` passes; a line `<timeout>` / `<end>` / `<not json>` stands
+    /// for what cut the reading short (or, for [`Until::End`], for the end itself), so that
+    /// it shows as a difference instead of hanging the check.
     pub async fn collect(&mut self, until: Until, bound: Duration) -> Vec<Value> {
         let deadline = Instant::now() + bound;
         let mut events = Vec::new();
@@ -205,6 +215,7 @@ impl Watch {
                 Until::Deleted(name) => events.iter().any(|e: &Value| {
                     e["type"] == "DELETED" && e["object"]["metadata"]["name"] == name
                 }),
+                Until::End => false,
             };
             if done {
                 return events;
@@ -212,7 +223,7 @@ impl Watch {
             if let Some(pos) = self.buf.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=pos).collect();
                 match serde_json::from_slice::<Value>(&line) {
-                    Ok(event) if event["type"] == "BOOKMARK" => {}
+                    Ok(event) if event["type"] == "BOOKMARK" && !until.keeps_bookmarks() => {}
                     Ok(event) => events.push(event),
                     Err(_) => events.push(Value::from("<not json>")),
                 }

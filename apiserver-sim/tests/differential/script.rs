@@ -2,7 +2,9 @@
 //! `{pages}` a second one for lists and watches, `{group}` the custom resources' API group;
 //! other placeholders are values saved from the same server's earlier answers. This module
 //! holds the writes (create, update, patch, apply, delete); `script_lists` the lists and
-//! watches, `script_crds` unknown paths and custom resources.
+//! watches, `script_watches` watches compared with their whole events, `script_discovery`
+//! the discovery documents, `script_deletes` the deletes, `script_crds` unknown paths and
+//! custom resources.
 //!
 //! Steps are claimed unless marked `known_difference`, or unless a field is marked `known`:
 //! the reasons below are the known differences, the README's "Known differences from
@@ -31,7 +33,11 @@ pub fn steps() -> Vec<Step> {
     s.extend(managed_fields());
     s.extend(super::script_lists::lists());
     s.extend(super::script_lists::watches());
-    s.extend(deletes());
+    s.extend(super::script_watches::nulls());
+    s.extend(super::script_watches::initial_events());
+    s.extend(super::script_watches::bookmarks());
+    s.extend(super::script_discovery::discovery());
+    s.extend(super::script_deletes::deletes());
     s.extend(super::script_crds::unknown_paths());
     s.extend(super::script_crds::custom_resources());
     s
@@ -566,96 +572,5 @@ fn managed_fields() -> Vec<Step> {
             "delete: dryRun other than All 422",
             &format!("{owned}?dryRun=Foo"),
         ),
-    ]
-}
-
-/// Selects the object named `fin`.
-const FIN: &str = "metadata.name%3Dfin";
-
-fn deletes() -> Vec<Step> {
-    let fin = &format!("{CM}/fin");
-    let with_finalizer = json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "fin", "finalizers": ["example.com/hold"]}});
-    let precondition = |preconditions: Value| {
-        Some(json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions}))
-    };
-    let gen_path = &format!("{CM}/{{gen}}");
-    vec![
-        post("delete/create-with-finalizer", "create", CM, with_finalizer)
-            .save("fin_rv", "/metadata/resourceVersion"),
-        Step::watch(
-            "delete/open-watch",
-            "watch",
-            "fin",
-            &format!(
-                "{CM}?watch=true&fieldSelector={FIN}&resourceVersion={{fin_rv}}&timeoutSeconds=60"
-            ),
-        ),
-        delete(
-            "delete/with-finalizer",
-            "delete: finalizers keep the object, deletionTimestamp set",
-            fin,
-        ),
-        get("delete/get-terminating", "get", fin),
-        patch(
-            "delete/remove-last-finalizer",
-            "patch: merge on an object being deleted",
-            fin,
-            MERGE,
-            json!({"metadata": {"finalizers": null}}),
-        ),
-        get("delete/get-after-finalizers", "get: NotFound", fin),
-        Step::collect(
-            "delete/watch-last-finalizer",
-            "watch: the last finalizer removed is one DELETED event of the last stored state",
-            "fin",
-            super::client::Until::Deleted("fin"),
-        )
-        .picks(&[Pick::At("/metadata/finalizers")]),
-        delete(
-            "delete/configmap",
-            "delete: immediate deletes answer a Success Status",
-            &format!("{CM}/cm-a"),
-        ),
-        delete("delete/missing", "delete: NotFound", &format!("{CM}/cm-a")),
-        Step::call(
-            "delete/precondition-uid",
-            "delete: preconditions 409",
-            Method::DELETE,
-            gen_path,
-            precondition(json!({"uid": "00000000-0000-0000-0000-000000000000"})),
-        ),
-        Step::call(
-            "delete/precondition-rv",
-            "delete: preconditions 409",
-            Method::DELETE,
-            gen_path,
-            precondition(json!({"resourceVersion": "1"})),
-        ),
-        Step::raw(
-            "delete/unsupported-type",
-            "delete: a body of another type 415",
-            Method::DELETE,
-            gen_path,
-            "text/plain",
-            "data",
-        ),
-        Step::raw(
-            "delete/malformed-options",
-            "delete: malformed DeleteOptions 400, Go's syntax error",
-            Method::DELETE,
-            gen_path,
-            "application/json",
-            "{not json",
-        ),
-        delete(
-            "delete/pod",
-            "delete: a Pod answers the Pod",
-            "/api/v1/namespaces/{ns}/pods/p",
-        )
-        .picks(&[
-            Pick::At("/metadata/name"),
-            Pick::At("/metadata/deletionTimestamp"),
-        ]),
     ]
 }

@@ -81,7 +81,7 @@ pub fn custom_resources() -> Vec<Step> {
         "metadata": {"name": "widgets.{group}"},
         "spec": {"group": "{group}", "scope": "Namespaced",
             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
-                "listKind": "WidgetList"},
+                "listKind": "WidgetList", "shortNames": ["wdg"], "categories": ["gadgets"]},
             "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema}]}});
     let w1 = &format!("{WIDGETS}/w1");
     let held_path = &format!("{WIDGETS}/held");
@@ -124,6 +124,7 @@ pub fn custom_resources() -> Vec<Step> {
             "list: a custom resource (items carry apiVersion/kind)",
             WIDGETS,
         ),
+        super::script_discovery::custom_resource_list(),
         Step::watch(
             "cr/watch-too-old",
             "watch: from N older than the history, 200",
@@ -132,10 +133,11 @@ pub fn custom_resources() -> Vec<Step> {
         ),
         Step::collect(
             "cr/watch-too-old-error",
-            "watch: from N older than a custom resource's CRD, one ERROR event 410",
+            "watch: from N older than a custom resource's CRD, one ERROR event 410, then the end",
             "too-old",
-            super::client::Until::Count(1),
-        ),
+            super::client::Until::End,
+        )
+        .whole_events(),
         patch(
             "cr/merge-patch",
             "patch: merge on a custom resource",

@@ -62,6 +62,13 @@ pub enum Pick {
     /// The order of the named items of the array at a pointer (`names`), and of every array
     /// of named items inside them (`app.env`: the `env` names of item `app`).
     Order(&'static str),
+    /// The member names of the object at a pointer, sorted: its field set, whatever the
+    /// values (`/version`'s are each server's own).
+    Keys(&'static str),
+    /// The items of the array at a pointer with one of these `name`s, whole, by name
+    /// (`null` for one that is missing): the entries of a list the other server may hold
+    /// more of.
+    Named(&'static str, &'static [&'static str]),
 }
 
 /// One step of the script.
@@ -82,6 +89,9 @@ pub struct Step {
     /// `<prefix><suffix>` in everything compared afterwards.
     pub generated: Option<(&'static str, &'static str)>,
     pub keep_managed_fields: bool,
+    /// Watch events compared with their whole (normalized) object, BOOKMARKs' and ERRORs'
+    /// included, instead of their type and name.
+    pub whole_events: bool,
 }
 
 impl Step {
@@ -97,6 +107,7 @@ impl Step {
             saves: Vec::new(),
             generated: None,
             keep_managed_fields: false,
+            whole_events: false,
         }
     }
 
@@ -206,6 +217,11 @@ impl Step {
         self
     }
 
+    pub fn whole_events(mut self) -> Step {
+        self.whole_events = true;
+        self
+    }
+
     /// The request as recorded: method, path, content type, body (with `ctx`'s values).
     pub fn describe(&self, ctx: &Ctx) -> String {
         match &self.action {
@@ -253,7 +269,8 @@ impl Ctx {
         }
     }
 
-    /// `text` with each `{var}` replaced by this server's value.
+    /// `text` with each `{var}` replaced by this server's value, and each `{var+N}` by
+    /// that value (a number: a resourceVersion) plus N.
     pub fn fill(&self, text: &str) -> String {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
@@ -263,14 +280,26 @@ impl Ctx {
             let ident_len = after
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(after.len());
-            if ident_len > 0 && after[ident_len..].starts_with('}') {
+            let offset = after[ident_len..]
+                .strip_prefix('+')
+                .and_then(|tail| tail.split_once('}'))
+                .and_then(|(n, _)| n.parse::<u64>().ok().map(|v| (v, n.len() + 1)));
+            let (add, offset_len) = offset.unwrap_or((0, 0));
+            if ident_len > 0 && after[ident_len + offset_len..].starts_with('}') {
                 let var = &after[..ident_len];
                 let value = self
                     .vars
                     .get(var)
                     .unwrap_or_else(|| panic!("{}: no value for {{{var}}} yet", self.server.label));
-                out.push_str(value);
-                rest = &after[ident_len + 1..];
+                if offset_len == 0 {
+                    out.push_str(value);
+                } else {
+                    let n: u64 = value.parse().unwrap_or_else(|_| {
+                        panic!("{}: {{{var}}} is no number: {value}", self.server.label)
+                    });
+                    out.push_str(&(n + add).to_string());
+                }
+                rest = &after[ident_len + offset_len + 1..];
             } else {
                 out.push('{');
                 rest = after;
@@ -312,17 +341,20 @@ impl Ctx {
                 self.view(step, &answer)
             }
             Action::Collect { id, until } => {
-                let label = self.server.label;
-                let watch = self
-                    .watches
-                    .get_mut(id)
-                    .unwrap_or_else(|| panic!("{label}: watch {id} is not open"));
+                // A watch the server refused to open shows as a difference, not a panic.
+                let Some(watch) = self.watches.get_mut(id) else {
+                    return json!({ "events": [{ "line": "<not open>" }] });
+                };
                 let events = watch.collect(*until, WATCH_BOUND).await;
                 events.iter().for_each(|e| self.volatile.learn_uids(e));
-                let events = events
+                let mut events = events
                     .iter()
                     .map(|e| self.event_view(step, e))
                     .collect::<Vec<_>>();
+                // kube-apiserver may send the same bookmark twice in a row (its bookmark
+                // timer works in 1 s buckets and requeues a watcher whose pre-timeout time is
+                // still ahead): one bookmark stands for a run of identical ones.
+                events.dedup_by(|b, a| a == b && a["type"] == "BOOKMARK");
                 json!({ "events": events })
             }
             Action::WaitGone { path } => {
@@ -400,8 +432,10 @@ impl Ctx {
             Err(_) if answer.body.is_empty() => Value::Null,
             Err(_) => String::from_utf8_lossy(&answer.body).trim().into(),
         };
-        let mut body = match (&step.picks, body["kind"].as_str()) {
-            (Some(picks), Some(kind)) if kind != "Status" => apply_picks(&body, picks),
+        let mut body = match &step.picks {
+            Some(picks) if body.is_object() && body["kind"] != "Status" => {
+                apply_picks(&body, picks)
+            }
             _ => body,
         };
         normalize(&mut body, &self.volatile, step.keep_managed_fields);
@@ -411,7 +445,10 @@ impl Ctx {
 
     fn event_view(&self, step: &Step, event: &Value) -> Value {
         let mut view = Map::new();
-        if let Some(type_) = event["type"].as_str() {
+        if let (Some(type_), true) = (event["type"].as_str(), step.whole_events) {
+            view.insert("type".into(), type_.into());
+            view.insert("object".into(), event["object"].clone());
+        } else if let Some(type_) = event["type"].as_str() {
             let object = &event["object"];
             view.insert("type".into(), type_.into());
             view.insert("name".into(), object["metadata"]["name"].clone());
@@ -449,6 +486,24 @@ fn pick_map(object: &Value, picks: &[Pick]) -> Map<String, Value> {
                 object.pointer(p).cloned().map(|mut v| {
                     sort_named(&mut v);
                     v
+                }),
+            ),
+            Pick::Keys(p) => (
+                format!("keys({})", dotted(p)),
+                object.pointer(p).and_then(Value::as_object).map(|fields| {
+                    let mut keys: Vec<&String> = fields.keys().collect();
+                    keys.sort();
+                    keys.into_iter().map(|k| Value::from(k.as_str())).collect()
+                }),
+            ),
+            Pick::Named(p, wanted) => (
+                format!("named({})", dotted(p)),
+                object.pointer(p).and_then(Value::as_array).map(|items| {
+                    let by_name = wanted.iter().map(|name| {
+                        let item = items.iter().find(|i| i["name"] == *name);
+                        ((*name).to_owned(), item.cloned().unwrap_or(Value::Null))
+                    });
+                    Value::Object(by_name.collect())
                 }),
             ),
             Pick::Order(p) => (
