@@ -1,0 +1,7 @@
+#[derive(clientgo_derive::CrdSchema, serde::Serialize)]
+enum Source {
+    None,
+    Url(String),
+}
+
+fn main() {}
