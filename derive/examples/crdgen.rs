@@ -2,9 +2,8 @@
 //! `kubectl apply -f -` (what `controller-gen crd output:stdout` does for Go types).
 //!
 //! The types are the sample-controller's Foo with the attributes that generate its
-//! hand-written `sample-controller/artifacts/crd.yaml` (the output differs only in what the
-//! file leaves implicit: the root's `apiVersion`, `kind` and `metadata` properties and
-//! `format: int32` on the two `i32` fields), and a two-version Gadget merged into one CRD.
+//! `sample-controller/artifacts/crd.yaml` (which the sample-controller checks against its own
+//! types), and a two-version Gadget merged into one CRD.
 //!
 //! ```sh
 //! cargo run -p clientgo-derive --example crdgen            # the Foo CRD

@@ -6,9 +6,16 @@
 //! the spec it has acted on (`observedGeneration`), and a `Ready` condition.
 //!
 //! The type is a plain serde struct implementing the project's `Resource` and `Object` traits:
-//! that is all the REST client, informers and listers need to work with it.
+//! that is all the REST client, informers and listers need to work with it. Its
+//! CustomResourceDefinition comes from the types too: the spec, status and condition derive
+//! their structural schema (`clientgo_derive::CrdSchema`, the validations as `#[schema]`
+//! attributes, as controller-gen's markers are in Go), [`CRD_INFO`] says the rest (names,
+//! scope, subresource, printer columns), and [`crd`] puts them together.
+//! `artifacts/crd.yaml`, for `kubectl apply -f`, must say exactly that: a test fails when it
+//! drifts.
 
 use clientgo_apimachinery::{ApiResource, DynamicObject, ObjectMeta, Resource, Time, impl_object};
+use clientgo_derive::{CrdSchema, PrinterColumn, ResourceInfo};
 use clientgo_rest::{DynamicClient, PostParams, RestClient};
 use serde::{Deserialize, Serialize};
 
@@ -34,19 +41,21 @@ pub struct Foo {
 }
 
 /// What a Foo asks for.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, CrdSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FooSpec {
     /// The Deployment to create and own.
     #[serde(default)]
+    #[schema(required, min_length = 1)]
     pub deployment_name: String,
     /// How many replicas it should run (the Deployment's default, 1, when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 10)]
     pub replicas: Option<i32>,
 }
 
 /// What the controller has done about a Foo.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, CrdSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FooStatus {
     /// Available replicas of the owned Deployment.
@@ -57,17 +66,19 @@ pub struct FooStatus {
     pub observed_generation: i64,
     /// The `Ready` condition (and any others).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(list_type = "map", list_map_keys = ["type"])]
     pub conditions: Vec<Condition>,
 }
 
 /// A status condition, as Kubernetes API conventions define it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, CrdSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// The aspect reported on, e.g. `Ready`.
     #[serde(rename = "type")]
     pub type_: String,
     /// `True`, `False` or `Unknown`.
+    #[schema(enum_values = ["True", "False", "Unknown"])]
     pub status: String,
     /// A CamelCase reason for the status.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -122,7 +133,63 @@ impl Foo {
     }
 }
 
-/// The Foo CRD, as `artifacts/crd.yaml` defines it.
+/// What the Foo CRD says besides the schemas: names, scope, the status subresource, the
+/// `kubectl get` columns, and the approval annotation groups under `k8s.io` need on a real API
+/// server. Descriptions are left out (`max_description_len` 0), as the hand-written CRD had
+/// none.
+pub const CRD_INFO: ResourceInfo = ResourceInfo {
+    group: Foo::GROUP,
+    version: Foo::VERSION,
+    kind: Foo::KIND,
+    plural: Foo::PLURAL,
+    singular: "foo",
+    namespaced: Foo::NAMESPACED,
+    short_names: &[],
+    categories: &[],
+    printer_columns: &[
+        column("Deployment", "string", ".spec.deploymentName"),
+        column("Desired", "integer", ".spec.replicas"),
+        column("Available", "integer", ".status.availableReplicas"),
+        column(
+            "Ready",
+            "string",
+            r#".status.conditions[?(@.type=="Ready")].status"#,
+        ),
+    ],
+    scale: None,
+    status_subresource: true,
+    selectable_fields: &[],
+    served: true,
+    storage: true,
+    deprecated: false,
+    deprecation_warning: None,
+    validations: &[],
+    annotations: &[(
+        "api-approved.kubernetes.io",
+        "unapproved, experimental-only; please get an approval from Kubernetes API reviewers if you're trying to develop a CRD in the *.k8s.io or *.kubernetes.io groups",
+    )],
+    labels: &[],
+    spec_required: false,
+    max_description_len: Some(0),
+};
+
+const fn column(name: &'static str, type_: &'static str, json_path: &'static str) -> PrinterColumn {
+    PrinterColumn {
+        name,
+        type_,
+        json_path,
+        description: None,
+        format: None,
+        priority: 0,
+    }
+}
+
+/// The Foo CRD, from the types and [`CRD_INFO`].
+pub fn crd() -> serde_json::Value {
+    CRD_INFO.crd(FooSpec::crd_schema(), Some(FooStatus::crd_schema()))
+}
+
+/// The Foo CRD as `artifacts/crd.yaml` writes it (the same as [`crd`]: a test checks it).
 pub const CRD_YAML: &str = include_str!("../artifacts/crd.yaml");
 
 /// Creates the Foo CRD from `artifacts/crd.yaml`, as `kubectl apply -f` would.
@@ -144,4 +211,22 @@ pub async fn install_crd(client: &RestClient) -> Result<(), String> {
         .await
         .map_err(|e| format!("creating the CRD: {e}"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `artifacts/crd.yaml` is what the types generate: change a `#[schema]` attribute or a
+    /// field, and this fails until the file says the same.
+    #[test]
+    fn the_crd_file_is_what_the_types_generate() {
+        let file: serde_json::Value = serde_norway::from_str(CRD_YAML).expect("crd.yaml parses");
+        let generated = crd();
+        assert!(
+            file == generated,
+            "artifacts/crd.yaml differs from foo::crd(); the generated CRD is:\n{}",
+            serde_norway::to_string(&generated).unwrap_or_default()
+        );
+    }
 }
