@@ -280,6 +280,106 @@ impl Status {
             .filter(|s| *s > 0)
     }
 
+    /// The code the Status stands for: its `code`, or, for one without, its reason's (0 when
+    /// neither says).
+    pub fn effective_code(&self) -> i32 {
+        if self.code != 0 {
+            self.code
+        } else {
+            self.reason.http_code().unwrap_or(0)
+        }
+    }
+
+    /// Whether client-go knows the reason (`knownReasons` of `k8s.io/apimachinery/pkg/api/errors`);
+    /// for one it does not, the code decides what the error is.
+    fn is_known_reason(&self) -> bool {
+        match &self.reason {
+            StatusReason::Unknown => false,
+            StatusReason::Other(other) => other == "StoreReadError",
+            _ => true,
+        }
+    }
+
+    /// `reason`, or `code` with a reason client-go does not know.
+    fn reason_or_unknown_code(&self, reason: &StatusReason, code: i32) -> bool {
+        self.reason == *reason || (!self.is_known_reason() && self.effective_code() == code)
+    }
+
+    /// `NotFound`, or 404 with an unknown reason. (client-go's `errors.IsNotFound`.)
+    pub fn is_not_found(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::NotFound, 404)
+    }
+
+    /// `Conflict`, or 409 with an unknown reason. (client-go's `errors.IsConflict`.)
+    pub fn is_conflict(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::Conflict, 409)
+    }
+
+    /// `Gone`, or 410 with an unknown reason. (client-go's `errors.IsGone`.)
+    pub fn is_gone(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::Gone, 410)
+    }
+
+    /// `Invalid`, or 422 with an unknown reason. (client-go's `errors.IsInvalid`.)
+    pub fn is_invalid(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::Invalid, 422)
+    }
+
+    /// `Forbidden`, or 403 with an unknown reason. (client-go's `errors.IsForbidden`.)
+    pub fn is_forbidden(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::Forbidden, 403)
+    }
+
+    /// `Unauthorized`, or 401 with an unknown reason. (client-go's `errors.IsUnauthorized`.)
+    pub fn is_unauthorized(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::Unauthorized, 401)
+    }
+
+    /// `Timeout`, or 504 with an unknown reason. (client-go's `errors.IsTimeout`.)
+    pub fn is_timeout(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::Timeout, 504)
+    }
+
+    /// `BadRequest`, or 400 with an unknown reason. (client-go's `errors.IsBadRequest`.)
+    pub fn is_bad_request(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::BadRequest, 400)
+    }
+
+    /// `MethodNotAllowed`, or 405 with an unknown reason. (client-go's `errors.IsMethodNotSupported`.)
+    pub fn is_method_not_supported(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::MethodNotAllowed, 405)
+    }
+
+    /// `ServiceUnavailable`, or 503 with an unknown reason. (client-go's `errors.IsServiceUnavailable`.)
+    pub fn is_service_unavailable(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::ServiceUnavailable, 503)
+    }
+
+    /// `InternalError`, or 500 with an unknown reason. (client-go's `errors.IsInternalError`.)
+    pub fn is_internal_error(&self) -> bool {
+        self.reason_or_unknown_code(&StatusReason::InternalError, 500)
+    }
+
+    /// `AlreadyExists` (by reason only: a 409 may be a conflict).
+    pub fn is_already_exists(&self) -> bool {
+        self.reason == StatusReason::AlreadyExists
+    }
+
+    /// `TooManyRequests` or 429, whatever the reason.
+    pub fn is_too_many_requests(&self) -> bool {
+        self.reason == StatusReason::TooManyRequests || self.effective_code() == 429
+    }
+
+    /// `RequestEntityTooLarge` or 413, whatever the reason.
+    pub fn is_request_entity_too_large(&self) -> bool {
+        self.reason == StatusReason::RequestEntityTooLarge || self.effective_code() == 413
+    }
+
+    /// `ServerTimeout` (by reason only).
+    pub fn is_server_timeout(&self) -> bool {
+        self.reason == StatusReason::ServerTimeout
+    }
+
     /// Whether a watch or list must restart from a fresh list: `410` with reason `Expired`
     /// or `Gone` (what client-go's reflector checks).
     pub fn is_resource_expired(&self) -> bool {
@@ -464,5 +564,40 @@ mod tests {
         let err: Box<dyn std::error::Error> = Box::new(st);
         assert_eq!(err.to_string(), "pods \"x\" not found (NotFound, code 404)");
         assert!(serde_json::from_str::<Status>(r#"{"code":"x"}"#).is_err());
+    }
+
+    /// client-go's `errors.Is*`: the reason decides; an unknown reason lets the code decide;
+    /// a Status without a code stands for its reason's.
+    #[test]
+    fn the_predicates_read_the_reason_then_for_an_unknown_one_the_code() {
+        let with = |code: i32, reason: StatusReason| Status::failure(code, reason, "x");
+        assert!(with(404, StatusReason::NotFound).is_not_found());
+        assert!(with(0, StatusReason::NotFound).is_not_found());
+        assert_eq!(with(0, StatusReason::NotFound).effective_code(), 404);
+        assert!(with(404, StatusReason::Unknown).is_not_found());
+        assert!(with(404, StatusReason::Other("Custom".into())).is_not_found());
+        // A known reason is not overridden by the code.
+        assert!(!with(404, StatusReason::Forbidden).is_not_found());
+        assert!(!with(500, StatusReason::Other("StoreReadError".into())).is_internal_error());
+        assert!(with(500, StatusReason::Unknown).is_internal_error());
+        // By reason only, or by reason or code whatever the reason.
+        assert!(!with(409, StatusReason::Unknown).is_already_exists());
+        assert!(with(409, StatusReason::Unknown).is_conflict());
+        assert!(with(429, StatusReason::Forbidden).is_too_many_requests());
+        assert!(with(413, StatusReason::BadRequest).is_request_entity_too_large());
+        assert!(!with(500, StatusReason::Unknown).is_server_timeout());
+        for (code, test) in [
+            (410, Status::is_gone as fn(&Status) -> bool),
+            (422, Status::is_invalid),
+            (403, Status::is_forbidden),
+            (401, Status::is_unauthorized),
+            (504, Status::is_timeout),
+            (400, Status::is_bad_request),
+            (405, Status::is_method_not_supported),
+            (503, Status::is_service_unavailable),
+        ] {
+            assert!(test(&with(code, StatusReason::Unknown)), "{code}");
+            assert!(!test(&with(code + 1, StatusReason::Unknown)), "{code} + 1");
+        }
     }
 }

@@ -20,7 +20,7 @@
 
 use std::future::Future;
 
-use clientgo_apimachinery::{ObjectList, Status, StatusReason};
+use clientgo_apimachinery::{ObjectList, Status};
 use clientgo_watch::{BoxError, Watch};
 
 /// `resourceVersionMatch=NotOlderThan`: the result is at least as new as `resourceVersion`.
@@ -116,21 +116,7 @@ impl ListWatchError {
 
     /// The Status's HTTP code (0 when it has none, or for a non-Status error).
     pub fn code(&self) -> i32 {
-        self.status().map_or(0, |s| {
-            if s.code != 0 {
-                s.code
-            } else {
-                s.reason.http_code().unwrap_or(0)
-            }
-        })
-    }
-
-    fn reason_is(&self, reason: &StatusReason, code: i32) -> bool {
-        self.status().is_some_and(|s| {
-            s.reason == *reason
-                || (matches!(s.reason, StatusReason::Unknown | StatusReason::Other(_))
-                    && s.code == code)
-        })
+        self.status().map_or(0, Status::effective_code)
     }
 
     /// The requested resourceVersion is too old: `Expired`, `Gone`, or 410 with an unknown
@@ -154,7 +140,7 @@ impl ListWatchError {
         {
             return true;
         }
-        if !self.reason_is(&StatusReason::Timeout, 504) {
+        if !status.is_timeout() {
             return false;
         }
         const TOO_LARGE: &str = "Too large resource version";
@@ -163,29 +149,28 @@ impl ListWatchError {
 
     /// Rate limited: `TooManyRequests` or 429, whatever the reason.
     pub fn is_too_many_requests(&self) -> bool {
-        self.status()
-            .is_some_and(|s| s.reason == StatusReason::TooManyRequests || s.code == 429)
+        self.status().is_some_and(Status::is_too_many_requests)
     }
 
     /// `Forbidden`, or 403 with an unknown reason.
     pub fn is_forbidden(&self) -> bool {
-        self.reason_is(&StatusReason::Forbidden, 403)
+        self.status().is_some_and(Status::is_forbidden)
     }
 
     /// `Unauthorized`, or 401 with an unknown reason.
     pub fn is_unauthorized(&self) -> bool {
-        self.reason_is(&StatusReason::Unauthorized, 401)
+        self.status().is_some_and(Status::is_unauthorized)
     }
 
     /// `NotFound`, or 404 with an unknown reason (for a collection: the resource is not
     /// served, e.g. a CRD that is not installed).
     pub fn is_not_found(&self) -> bool {
-        self.reason_is(&StatusReason::NotFound, 404)
+        self.status().is_some_and(Status::is_not_found)
     }
 
     /// `InternalError`, or 500 with an unknown reason.
     pub fn is_internal_error(&self) -> bool {
-        self.reason_is(&StatusReason::InternalError, 500)
+        self.status().is_some_and(Status::is_internal_error)
     }
 
     /// The server refused the TCP connection (apimachinery's `utilnet.IsConnectionRefused`):
@@ -243,7 +228,7 @@ pub trait ListerWatcher<T>: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clientgo_apimachinery::{StatusCause, StatusDetails};
+    use clientgo_apimachinery::{StatusCause, StatusDetails, StatusReason};
 
     fn status(code: i32, reason: StatusReason, message: &str) -> ListWatchError {
         Status::failure(code, reason, message).into()

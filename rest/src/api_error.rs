@@ -106,29 +106,35 @@ impl ApiError {
         &self.status.reason
     }
 
-    fn reason_or_unknown_code(&self, reason: &StatusReason, code: i32) -> bool {
-        self.status.reason == *reason
-            || (!is_known_reason(&self.status.reason) && self.code() == code)
+    /// The Status, with the HTTP code in place of a code it does not carry: what the
+    /// predicates below test (client-go's `errors.Is*` look at the Status's code).
+    fn coded(&self) -> std::borrow::Cow<'_, Status> {
+        if self.status.code != 0 || self.http_code == 0 {
+            return std::borrow::Cow::Borrowed(&self.status);
+        }
+        let mut status = self.status.clone();
+        status.code = i32::from(self.http_code);
+        std::borrow::Cow::Owned(status)
     }
 
-    /// `NotFound`, or 404 with an unknown reason.
+    /// `NotFound`, or 404 with an unknown reason ([`Status::is_not_found`]).
     pub fn is_not_found(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::NotFound, 404)
+        self.coded().is_not_found()
     }
 
     /// `AlreadyExists` (by reason only, as a 409 may be a conflict).
     pub fn is_already_exists(&self) -> bool {
-        self.status.reason == StatusReason::AlreadyExists
+        self.status.is_already_exists()
     }
 
     /// `Conflict`, or 409 with an unknown reason.
     pub fn is_conflict(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::Conflict, 409)
+        self.coded().is_conflict()
     }
 
     /// `Gone`, or 410 with an unknown reason.
     pub fn is_gone(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::Gone, 410)
+        self.coded().is_gone()
     }
 
     /// `Expired` (by reason only): the resourceVersion is too old, relist.
@@ -138,57 +144,57 @@ impl ApiError {
 
     /// `TooManyRequests` or 429, whatever the reason.
     pub fn is_too_many_requests(&self) -> bool {
-        self.status.reason == StatusReason::TooManyRequests || self.code() == 429
+        self.coded().is_too_many_requests()
     }
 
     /// `RequestEntityTooLarge` or 413, whatever the reason.
     pub fn is_request_entity_too_large(&self) -> bool {
-        self.status.reason == StatusReason::RequestEntityTooLarge || self.code() == 413
+        self.coded().is_request_entity_too_large()
     }
 
     /// `Invalid`, or 422 with an unknown reason.
     pub fn is_invalid(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::Invalid, 422)
+        self.coded().is_invalid()
     }
 
     /// `Forbidden`, or 403 with an unknown reason.
     pub fn is_forbidden(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::Forbidden, 403)
+        self.coded().is_forbidden()
     }
 
     /// `Unauthorized`, or 401 with an unknown reason.
     pub fn is_unauthorized(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::Unauthorized, 401)
+        self.coded().is_unauthorized()
     }
 
     /// `Timeout`, or 504 with an unknown reason.
     pub fn is_timeout(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::Timeout, 504)
+        self.coded().is_timeout()
     }
 
     /// `ServerTimeout` (by reason only).
     pub fn is_server_timeout(&self) -> bool {
-        self.status.reason == StatusReason::ServerTimeout
+        self.status.is_server_timeout()
     }
 
     /// `BadRequest`, or 400 with an unknown reason.
     pub fn is_bad_request(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::BadRequest, 400)
+        self.coded().is_bad_request()
     }
 
     /// `MethodNotAllowed`, or 405 with an unknown reason.
     pub fn is_method_not_supported(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::MethodNotAllowed, 405)
+        self.coded().is_method_not_supported()
     }
 
     /// `ServiceUnavailable`, or 503 with an unknown reason.
     pub fn is_service_unavailable(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::ServiceUnavailable, 503)
+        self.coded().is_service_unavailable()
     }
 
     /// `InternalError`, or 500 with an unknown reason.
     pub fn is_internal_error(&self) -> bool {
-        self.reason_or_unknown_code(&StatusReason::InternalError, 500)
+        self.coded().is_internal_error()
     }
 
     /// How long the server asks the client to wait, if it says (client-go's
@@ -205,15 +211,6 @@ impl ApiError {
             .details
             .as_ref()
             .is_some_and(|d| d.causes.iter().any(|c| c.reason == cause_type))
-    }
-}
-
-/// apimachinery's `knownReasons`: every reason it defines except the empty one.
-fn is_known_reason(reason: &StatusReason) -> bool {
-    match reason {
-        StatusReason::Unknown => false,
-        StatusReason::Other(other) => other == "StoreReadError",
-        _ => true,
     }
 }
 
