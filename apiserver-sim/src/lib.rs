@@ -27,6 +27,7 @@ pub mod defaults;
 pub mod errors;
 pub mod faults;
 pub mod gc;
+pub mod go_strconv;
 pub mod go_text;
 pub mod http;
 pub mod managed_fields;

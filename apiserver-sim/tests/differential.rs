@@ -29,6 +29,8 @@ mod script_crds;
 mod script_deletes;
 #[path = "differential/script_discovery.rs"]
 mod script_discovery;
+#[path = "differential/script_errors.rs"]
+mod script_errors;
 #[path = "differential/script_lists.rs"]
 mod script_lists;
 #[path = "differential/script_watches.rs"]
@@ -130,6 +132,9 @@ async fn apiserver_sim_answers_as_kube_apiserver_1_36_does() {
         ("group", group.as_str()),
     ];
     let mut real = Ctx::new(real, &vars);
+    real.compact = Some(std::sync::Arc::new(move || {
+        cp.compact().expect("etcd compacts")
+    }));
     let mut sim_ctx = Ctx::new(sim_server, &vars);
     for ctx in [&mut real, &mut sim_ctx] {
         ctx.volatile.learn(&ns, "<ns>");

@@ -11,16 +11,17 @@
 //!   the provided list is too old." once compacted;
 //! * `continue` tokens are base64url JSON `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}`
 //!   as the real server writes them; a compacted one gives 410 with the real message and a
-//!   fresh token (rv -1) that continues at the latest revision;
+//!   fresh token (rv -1) that continues at the latest revision, whose next page's token
+//!   carries the revision that page was read at (as kube-apiserver 1.36.2 does);
 //! * `remainingItemCount` is set on pages read without selectors, as with etcd.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use clientgo_apimachinery::fields::FieldSelector;
 use clientgo_apimachinery::labels::Selector;
-use serde::{Deserialize, Serialize};
 
+pub use super::continue_token::{decode_continue, encode_continue};
+use super::selector_text;
 use crate::errors::{self, ApiResult, FieldError};
+use crate::go_strconv;
 use crate::resources::ResourceInfo;
 use crate::state::SimState;
 use crate::store::{ListPage, ListRequest, StoreError, StoredObject};
@@ -101,12 +102,12 @@ impl ListOptions {
         for (k, v) in query {
             match k.as_str() {
                 "labelSelector" => {
-                    o.labels =
-                        Selector::parse(v).map_err(|e| errors::bad_request(e.to_string()))?;
+                    o.labels = Selector::parse(v)
+                        .map_err(|e| errors::bad_request(selector_text::label_selector(&e)))?;
                 }
                 "fieldSelector" => {
-                    o.fields =
-                        FieldSelector::parse(v).map_err(|e| errors::bad_request(e.to_string()))?;
+                    o.fields = FieldSelector::parse(v)
+                        .map_err(|e| errors::bad_request(selector_text::field_selector(&e)))?;
                     if let Some(bad) = o
                         .fields
                         .requirements()
@@ -126,9 +127,7 @@ impl ListOptions {
                     }
                 }
                 "limit" => {
-                    let n: i64 = v.parse().map_err(|_| {
-                        errors::bad_request(format!("invalid value for limit: {v:?}"))
-                    })?;
+                    let n = go_strconv::parse_int(v).map_err(errors::bad_request)?;
                     o.limit = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
                 }
                 "continue" => o.continue_token = Some(v.clone()).filter(|s| !s.is_empty()),
@@ -244,47 +243,6 @@ impl ListOptions {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct ContinueToken {
-    v: String,
-    rv: i64,
-    start: String,
-}
-
-/// Encodes a continue token as the real server does.
-pub fn encode_continue(rv: i64, start: &str) -> String {
-    let token = ContinueToken {
-        v: "meta.k8s.io/v1".to_owned(),
-        rv,
-        start: start.to_owned(),
-    };
-    URL_SAFE_NO_PAD.encode(serde_json::to_vec(&token).unwrap_or_default())
-}
-
-/// Decodes a continue token into (revision, start key); 400 when malformed.
-pub fn decode_continue(token: &str) -> ApiResult<(i64, String)> {
-    let bad = |why: &str| errors::bad_request(format!("invalid continue token: {why}"));
-    let bytes = URL_SAFE_NO_PAD
-        .decode(token.trim_end_matches('='))
-        .map_err(|e| bad(&e.to_string()))?;
-    let t: ContinueToken = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
-    if t.v != "meta.k8s.io/v1" {
-        return Err(bad(&format!(
-            "server does not recognize this encoded version {:?}",
-            t.v
-        )));
-    }
-    if t.rv == 0 {
-        return Err(bad(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
-        ));
-    }
-    if t.start.is_empty() || t.start.contains("..") || t.start.starts_with('/') {
-        return Err(bad("continue key is not valid"));
-    }
-    Ok((t.rv, t.start))
-}
-
 /// A page read by [`list`].
 #[derive(Debug, Clone)]
 pub struct ListResult {
@@ -320,14 +278,18 @@ pub async fn list(
     let rv = match opts.resource_version.as_deref() {
         None => None,
         Some("0") => Some(0),
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| errors::bad_request(format!("invalid resource version: {s:?}")))?,
-        ),
+        // 400 `invalid resource version: ...` as kube-apiserver 1.36.2 answers.
+        Some(s) => match go_strconv::invalid_resource_version(s) {
+            Some(e) => {
+                return Err(errors::bad_request(format!(
+                    "invalid resource version: {e}"
+                )));
+            }
+            None => s.parse::<u64>().ok(),
+        },
     };
     let mut start = prefix.clone();
     let mut limit = opts.limit;
-    let mut continuing_latest = false;
     let at = if let Some(token) = &opts.continue_token {
         if opts.resource_version.is_some() {
             return Err(errors::bad_request(
@@ -340,7 +302,6 @@ pub async fn list(
             key.strip_prefix(prefix.as_str()).unwrap_or(&key)
         );
         if token_rv < 0 {
-            continuing_latest = true;
             None
         } else {
             Some(u64::try_from(token_rv).unwrap_or(0))
@@ -391,12 +352,7 @@ pub async fn list(
     };
     let continue_token = page.next_key.as_ref().map(|k| {
         let key = k.strip_prefix(prefix.as_str()).unwrap_or(k);
-        let rv = if continuing_latest {
-            -1
-        } else {
-            i64::try_from(page.rv).unwrap_or(i64::MAX)
-        };
-        encode_continue(rv, key)
+        encode_continue(i64::try_from(page.rv).unwrap_or(i64::MAX), key)
     });
     Ok(ListResult {
         page,
@@ -407,21 +363,6 @@ pub async fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn continue_tokens_round_trip_and_reject_garbage() {
-        let t = encode_continue(12, "ns/b\u{0}");
-        assert_eq!(decode_continue(&t).unwrap(), (12, "ns/b\u{0}".to_owned()));
-        assert_eq!(decode_continue("!!!").unwrap_err().code(), 400);
-        assert_eq!(
-            decode_continue(&URL_SAFE_NO_PAD.encode(b"{}"))
-                .unwrap_err()
-                .code(),
-            400
-        );
-        let traversal = URL_SAFE_NO_PAD.encode(br#"{"v":"meta.k8s.io/v1","rv":3,"start":"../x"}"#);
-        assert_eq!(decode_continue(&traversal).unwrap_err().code(), 400);
-    }
 
     #[test]
     fn option_validation_matches_the_real_server() {

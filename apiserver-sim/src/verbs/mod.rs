@@ -9,10 +9,12 @@
 //! these functions, so every write follows the same rules.
 
 pub mod bookmark;
+pub mod continue_token;
 pub mod create;
 pub mod delete;
 pub mod graceful;
 pub mod list;
+pub mod selector_text;
 pub mod update;
 pub mod watch;
 
@@ -53,12 +55,14 @@ pub fn spec_view(obj: &Map<String, Value>, status_is_subresource: bool) -> Map<S
         .collect()
 }
 
-/// Parses a resourceVersion string (`""` is `None`).
+/// Parses the resourceVersion of an object sent for an update (`""` is `None`): as
+/// kube-apiserver 1.36.2's `APIObjectVersioner.ObjectResourceVersion`, a value
+/// `strconv.ParseUint` refuses is a plain Go error, 500 with its message and no reason.
 pub fn parse_rv(rv: &str) -> Result<Option<u64>, ApiError> {
     if rv.is_empty() {
         return Ok(None);
     }
-    rv.parse::<u64>()
+    crate::go_strconv::parse_uint(rv)
         .map(Some)
-        .map_err(|_| errors::bad_request(format!("invalid resource version: {rv:?}")))
+        .map_err(errors::unclassified)
 }

@@ -135,10 +135,11 @@ async fn start(
 ) -> ApiResult<Frames> {
     let rv = match opts.resource_version.as_deref() {
         None => None,
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| errors::bad_request(format!("invalid resource version: {s:?}")))?,
-        ),
+        // A plain Go error in kube-apiserver 1.36.2: 500, its message, no reason.
+        Some(s) => match crate::go_strconv::invalid_resource_version(s) {
+            Some(e) => return Err(errors::unclassified(e)),
+            None => s.parse::<u64>().ok(),
+        },
     };
     // The initial events end with the annotated bookmark whenever bookmarks are allowed:
     // kube-apiserver 1.36.2 sends it after the ADDED events of a watch without a

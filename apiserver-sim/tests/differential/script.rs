@@ -31,6 +31,7 @@ pub fn steps() -> Vec<Step> {
     s.extend(patches());
     s.extend(apply());
     s.extend(managed_fields());
+    s.extend(super::script_errors::errors());
     s.extend(super::script_lists::lists());
     s.extend(super::script_lists::watches());
     s.extend(super::script_watches::nulls());
@@ -40,6 +41,7 @@ pub fn steps() -> Vec<Step> {
     s.extend(super::script_deletes::deletes());
     s.extend(super::script_crds::unknown_paths());
     s.extend(super::script_crds::custom_resources());
+    s.extend(super::script_errors::compaction());
     s
 }
 

@@ -44,6 +44,8 @@ pub enum Action {
     WaitEstablished { path: String },
     /// Polls GET `path` (bounded) until it answers 404: an object removed asynchronously.
     WaitGone { path: String },
+    /// Compacts the server's history now (etcd's compaction, the sim's `/_sim/compact`).
+    Compact,
     /// Polls GET `path` (bounded) until the object has a `deletionTimestamp`: an object a
     /// controller started deleting.
     WaitDeleting { path: String },
@@ -171,6 +173,10 @@ impl Step {
         Step::new(name, behaviour, Action::WaitEstablished { path })
     }
 
+    pub fn compact(name: &'static str, behaviour: &'static str) -> Step {
+        Step::new(name, behaviour, Action::Compact)
+    }
+
     pub fn wait_gone(name: &'static str, behaviour: &'static str, path: &str) -> Step {
         let path = path.to_owned();
         Step::new(name, behaviour, Action::WaitGone { path })
@@ -241,6 +247,7 @@ impl Step {
             Action::Collect { id, until } => format!("read watch {id} until {until:?}"),
             Action::WaitEstablished { path } => format!("GET {} until Established", ctx.fill(path)),
             Action::WaitGone { path } => format!("GET {} until 404", ctx.fill(path)),
+            Action::Compact => "compact the history".to_owned(),
             Action::WaitDeleting { path } => {
                 format!("GET {} until it has a deletionTimestamp", ctx.fill(path))
             }
@@ -253,8 +260,13 @@ pub struct Ctx {
     pub server: Server,
     pub vars: HashMap<String, String>,
     pub volatile: Volatile,
+    /// Compacts this server's history (blocking); `None`: POST `/_sim/compact`.
+    pub compact: Option<Compactor>,
     watches: HashMap<&'static str, Watch>,
 }
+
+/// A blocking compaction of a server's history, returning the revision compacted to.
+pub type Compactor = std::sync::Arc<dyn Fn() -> u64 + Send + Sync>;
 
 impl Ctx {
     pub fn new(server: Server, vars: &[(&str, &str)]) -> Ctx {
@@ -265,6 +277,7 @@ impl Ctx {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
             volatile: Volatile::default(),
+            compact: None,
             watches: HashMap::new(),
         }
     }
@@ -356,6 +369,24 @@ impl Ctx {
                 // still ahead): one bookmark stands for a run of identical ones.
                 events.dedup_by(|b, a| a == b && a["type"] == "BOOKMARK");
                 json!({ "events": events })
+            }
+            Action::Compact => {
+                let status = match self.compact.clone() {
+                    Some(compact) => {
+                        tokio::task::spawn_blocking(move || compact())
+                            .await
+                            .expect("the compaction");
+                        200
+                    }
+                    None => {
+                        let answer = self
+                            .server
+                            .request(&Method::POST, "/_sim/compact", None, None)
+                            .await;
+                        answer.status
+                    }
+                };
+                json!({ "status": status })
             }
             Action::WaitGone { path } => {
                 let path = self.fill(path);
