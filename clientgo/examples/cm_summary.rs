@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use clientgo::CancellationToken;
 use clientgo::apimachinery::Object;
-use clientgo::rest::{Config, PostParams, ResourceClient, RestClient};
+use clientgo::rest::{Config, PatchParams, ResourceClient, RestClient};
 use clientgo::tools::cache::{
     EnqueueHandler, NamespaceLister, SharedInformerFactory, wait_for_cache_sync,
 };
 use clientgo::util::workqueue::{RateLimitingQueue, run_workers};
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::json;
 
 const SUMMARY: &str = "cm-summary";
 
@@ -79,25 +79,15 @@ async fn reconcile(
         .into_iter()
         .map(|(app, n)| (app, n.to_string()))
         .collect();
-    match lister.get(SUMMARY) {
-        Some(current) if current.data.clone().unwrap_or_default() == data => {}
-        Some(current) => {
-            let mut summary = (*current).clone();
-            summary.data = Some(data);
-            api.update(SUMMARY, &summary, &PostParams::default())
-                .await?;
-        }
-        None => {
-            let summary = ConfigMap {
-                metadata: ObjectMeta {
-                    name: Some(SUMMARY.to_owned()),
-                    ..ObjectMeta::default()
-                },
-                data: Some(data),
-                ..ConfigMap::default()
-            };
-            api.create(&summary, &PostParams::default()).await?;
-        }
+    let current = lister.get(SUMMARY);
+    if current.is_some_and(|cm| cm.data.clone().unwrap_or_default() == data) {
+        return Ok(()); // up to date: no write
     }
+    // Create or update in one request (server-side apply): the summary as this controller
+    // wants it; `force` takes the fields back from anyone who changed them.
+    let summary = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": SUMMARY}, "data": data});
+    api.apply(SUMMARY, &summary, &PatchParams::apply(SUMMARY).force())
+        .await?;
     Ok(())
 }
