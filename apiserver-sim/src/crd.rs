@@ -219,6 +219,9 @@ pub fn resources_of(crd: &Value) -> Vec<ResourceInfo> {
                     schema: v["schema"]["openAPIV3Schema"]
                         .is_object()
                         .then(|| std::sync::Arc::new(v["schema"]["openAPIV3Schema"].clone())),
+                    printer_columns: v["additionalPrinterColumns"]
+                        .is_array()
+                        .then(|| std::sync::Arc::new(v["additionalPrinterColumns"].clone())),
                 })
                 .collect()
         })

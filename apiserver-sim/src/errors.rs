@@ -180,10 +180,13 @@ pub fn invalid(group: &str, kind: &str, name: &str, errors: &[FieldError]) -> Ap
     } else {
         format!("{kind}.{group}")
     };
-    let parts: Vec<String> = errors
-        .iter()
-        .map(|e| format!("{}: {}", e.field, e.detail))
-        .collect();
+    // `field.ErrorList.ToAggregate`: each distinct message once, in order.
+    let mut parts: Vec<String> = Vec::new();
+    for part in errors.iter().map(|e| format!("{}: {}", e.field, e.detail)) {
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
     let joined = if parts.len() == 1 {
         parts[0].clone()
     } else {
@@ -295,6 +298,25 @@ pub fn forbidden(group: &str, resource: &str, name: &str, why: &str) -> ApiError
     );
     ApiError::from(Status::failure(403, StatusReason::Forbidden, msg))
         .with_details(details(group, resource, name))
+}
+
+/// 403 for a create in a terminating namespace, with the `NamespaceTerminating` cause the
+/// NamespaceLifecycle admission plugin of kube-apiserver 1.36.2 gives it.
+pub fn namespace_terminating(group: &str, resource: &str, name: &str, namespace: &str) -> ApiError {
+    let mut d = details(group, resource, name);
+    d.causes = vec![StatusCause {
+        reason: "NamespaceTerminating".to_owned(),
+        message: format!("namespace {namespace} is being terminated"),
+        field: "metadata.namespace".to_owned(),
+    }];
+    let why = format!(
+        "unable to create new content in namespace {namespace} because it is being terminated"
+    );
+    let msg = format!(
+        "{} \"{name}\" is forbidden: {why}",
+        group_resource(group, resource)
+    );
+    ApiError::from(Status::failure(403, StatusReason::Forbidden, msg)).with_details(d)
 }
 
 /// 413 RequestEntityTooLarge.

@@ -55,6 +55,8 @@ pub struct ResourceInfo {
     pub name_is_label: bool,
     /// The structural schema (`openAPIV3Schema`) of a custom resource's version.
     pub schema: Option<Arc<Value>>,
+    /// A custom resource version's `additionalPrinterColumns` (its Table columns).
+    pub printer_columns: Option<Arc<Value>>,
 }
 
 impl ResourceInfo {
@@ -153,6 +155,7 @@ fn builtin(
         selectable_fields: fields.iter().map(|s| (*s).to_owned()).collect(),
         name_is_label: plural == "namespaces",
         schema: None,
+        printer_columns: None,
     }
 }
 

@@ -19,6 +19,8 @@
 mod client;
 #[path = "differential/normalize.rs"]
 mod normalize;
+#[path = "differential/picks.rs"]
+mod picks;
 #[path = "differential/report.rs"]
 mod report;
 #[path = "differential/script.rs"]
@@ -31,8 +33,12 @@ mod script_deletes;
 mod script_discovery;
 #[path = "differential/script_errors.rs"]
 mod script_errors;
+#[path = "differential/script_errors_wording.rs"]
+mod script_errors_wording;
 #[path = "differential/script_lists.rs"]
 mod script_lists;
+#[path = "differential/script_tables.rs"]
+mod script_tables;
 #[path = "differential/script_watches.rs"]
 mod script_watches;
 #[path = "differential/step.rs"]
@@ -105,7 +111,8 @@ async fn apiserver_sim_answers_as_kube_apiserver_1_36_does() {
             "/api/v1/namespaces",
             Some("application/json"),
             Some(
-                serde_json::json!({"metadata": {"name": ns}})
+                // As the real server's, generated from `differential-`.
+                serde_json::json!({"metadata": {"name": ns, "generateName": "differential-"}})
                     .to_string()
                     .as_bytes(),
             ),

@@ -13,9 +13,15 @@
 //! `NotAcceptable`. An empty header asks for plain JSON. Unknown parameters are ignored, as
 //! the real server ignores them.
 //!
-//! `application/yaml` is served too, for plain objects, lists and errors (not for watches,
-//! which answer 406 as kube-apiserver's do, nor with a conversion): the response is the JSON
-//! answer re-encoded ([`super::body::to_yaml`]).
+//! `application/yaml` is served too, for plain objects, lists, errors and conversions (a
+//! Table in YAML), not for watches, which answer 406 as kube-apiserver's do: the response is
+//! the JSON answer re-encoded ([`super::body::to_yaml`]).
+//!
+//! Before negotiating, the built-in resources' requests pass go-restful's check, as in
+//! kube-apiserver 1.36.2 where go-restful routes them ([`restful_accepts`]): no clause
+//! naming `*/*` or a produced media type exactly is 406 in go-restful's words
+//! (`406: Not Acceptable\n\nAvailable representations: ...`); custom resources' requests
+//! skip it (their handler is not go-restful's), so `application/*` serves them JSON.
 //!
 //! Differences: no protobuf or CBOR, and clauses are ordered by a consistent comparison
 //! where Go's `goautoneg` sort is not one.
@@ -91,13 +97,10 @@ impl<'a> Clause<'a> {
 
     /// What this clause gets, or `None` if the server cannot serve it.
     fn output(&self) -> Option<Output> {
-        if self.is_yaml() {
-            let plain = ["as", "g", "v", "stream"]
-                .iter()
-                .all(|k| self.param(k).is_none());
-            return plain.then_some(Output::Object);
+        if self.is_yaml() && self.param("stream").is_some() {
+            return None;
         }
-        if !self.covers_json() {
+        if !self.covers_json() && !self.is_yaml() {
             return None;
         }
         if self
@@ -150,6 +153,43 @@ fn chosen(accept: &str) -> Option<(Output, bool)> {
     clauses
         .iter()
         .find_map(|c| c.output().map(|o| (o, c.is_yaml())))
+}
+
+/// The media types go-restful's routes of built-in resources produce (a collection's GET
+/// adds the watch stream types).
+const PRODUCED: [&str; 3] = [
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+];
+
+/// Whether go-restful, which routes the built-in resources' requests in kube-apiserver,
+/// lets `accept` through (`Route.matchesAccept`): an empty header, or a clause (its
+/// parameters dropped) that is `*/*` or exactly a produced type. `application/*` is not.
+pub fn restful_accepts(accept: &str) -> bool {
+    accept.trim().is_empty()
+        || accept.split(',').any(|clause| {
+            let media = clause.split(';').next().unwrap_or("").trim();
+            media == "*/*" || PRODUCED.contains(&media)
+        })
+}
+
+/// go-restful's 406 (empty details), listing what the route produces: a collection's GET
+/// (`list_route`) also the watch stream types.
+pub fn restful_not_acceptable(list_route: bool) -> errors::ApiError {
+    let mut produced = PRODUCED.join(", ");
+    if list_route {
+        produced.push_str(
+            ", application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+        );
+    }
+    let mut status = clientgo_apimachinery::Status::failure(
+        406,
+        clientgo_apimachinery::StatusReason::NotAcceptable,
+        format!("406: Not Acceptable\n\nAvailable representations: {produced}"),
+    );
+    status.details = Some(clientgo_apimachinery::StatusDetails::default());
+    status.into()
 }
 
 /// Whether the answer to `accept` is YAML.
@@ -222,6 +262,21 @@ mod tests {
     }
 
     #[test]
+    fn go_restful_route_check() {
+        assert!(restful_accepts(""));
+        assert!(restful_accepts("text/html, application/json"));
+        assert!(restful_accepts("application/json;stream=watch"));
+        assert!(restful_accepts("*/*;q=0.1"));
+        assert!(!restful_accepts("application/*"));
+        assert!(!restful_accepts("text/plain"));
+        assert_eq!(restful_not_acceptable(true).status.code, 406);
+        assert_eq!(
+            negotiate("application/yaml;as=Table;g=meta.k8s.io;v=v1").unwrap(),
+            Output::Table("v1")
+        );
+    }
+
+    #[test]
     fn preference_order() {
         // A higher q wins over the order written.
         assert_eq!(
@@ -251,7 +306,7 @@ mod tests {
             "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2",
             "application/json;as=PartialObjectMetadata;g=example.com;v=v1",
             "application/json;as=PartialObjectMetadata",
-            "application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+            "application/yaml;stream=watch",
             "application/json;stream=chunks",
             "application/vnd.kubernetes.protobuf",
             "text/plain",

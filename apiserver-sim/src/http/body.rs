@@ -113,8 +113,8 @@ pub fn cut(code: StatusCode, body: Bytes) -> Response<Body> {
 }
 
 /// The response re-encoded as YAML (`Content-Type: application/yaml`) when it is a whole
-/// JSON body, as kube-apiserver answers `Accept: application/yaml` (maps' keys sorted, as
-/// Go's YAML encoder of JSON writes them); other responses as they are.
+/// JSON body, as kube-apiserver answers `Accept: application/yaml` (in go-yaml v2's layout,
+/// [`super::yaml`]); other responses as they are.
 pub fn to_yaml(response: Response<Body>) -> Response<Body> {
     let is_json = response
         .headers()
@@ -127,7 +127,7 @@ pub fn to_yaml(response: Response<Body>) -> Response<Body> {
     let yaml = is_json
         .then(|| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .flatten()
-        .and_then(|v| serde_norway::to_string(&v).ok());
+        .map(|v| super::yaml::to_yaml(&v));
     match yaml {
         Some(text) => {
             parts.headers.insert(

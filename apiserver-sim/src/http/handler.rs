@@ -5,8 +5,9 @@
 //! authentication (401 Status), the verb chosen from method + path + `watch`, 404 for paths
 //! and resources not served, 405 for methods a path does not take, 415 for unknown patch
 //! types, 406 for an `Accept` header nothing can be served for, 400 for bodies that are not
-//! JSON, 201 on create, Table and `PartialObjectMetadata` output for get, list and watch when
-//! asked for, and a chunked JSON stream for watches. Injected faults and
+//! JSON, 201 on create, Table and `PartialObjectMetadata` output when asked for
+//! ([`super::output`]: every object answer, lists and watches), and a chunked JSON stream
+//! for watches. Injected faults and
 //! latency apply here, before the verb runs.
 
 use std::sync::Arc;
@@ -16,10 +17,11 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Value, json};
 
-use super::accept::{self, Output};
+use super::accept;
 use super::body::{self, Body};
+use super::discovery;
+use super::output::Shape;
 use super::route::{ResourcePath, Route, route};
-use super::{discovery, partial, table};
 use crate::errors::{self, ApiError, ApiResult};
 use crate::faults::InjectedError;
 use crate::patch;
@@ -38,7 +40,7 @@ struct Ctx {
     info: Arc<ResourceInfo>,
     path: ResourcePath,
     query: Vec<(String, String)>,
-    output: Output,
+    shape: Shape,
     content_type: String,
     user_agent: String,
     body: Bytes,
@@ -58,22 +60,6 @@ impl Ctx {
             Part::Status
         } else {
             Part::Main
-        }
-    }
-
-    fn param(&self, key: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// What the rows of a Table carry (`includeObject`).
-    fn include_object(&self) -> table::IncludeObject {
-        match self.param("includeObject") {
-            Some("Object") => table::IncludeObject::Object,
-            Some("None") => table::IncludeObject::None,
-            _ => table::IncludeObject::Metadata,
         }
     }
 
@@ -105,7 +91,8 @@ where
         Ok(r) => r,
         Err(e) => body::error(&e),
     };
-    let response = if yaml {
+    // A 406 is written as JSON: the representation asked for is the one refused.
+    let response = if yaml && response.status() != StatusCode::NOT_ACCEPTABLE {
         body::to_yaml(response)
     } else {
         response
@@ -200,7 +187,6 @@ where
             .unwrap_or("")
             .to_owned()
     };
-    let output = accept::negotiate(&header(header::ACCEPT))?;
     let content_type = header(header::CONTENT_TYPE);
     let user_agent = header(header::USER_AGENT);
     let is_watch = path.watch_prefix
@@ -224,7 +210,19 @@ where
         (Method::DELETE, false) => "deletecollection",
         _ => return Err(errors::method_not_allowed()),
     };
-    if verb == "watch" && accept::wants_yaml(&header(header::ACCEPT)) {
+    let accept_header = header(header::ACCEPT);
+    if info.strategic_merge && !accept::restful_accepts(&accept_header) {
+        return Err(accept::restful_not_acceptable(
+            matches!(verb, "list" | "watch") && !has_name,
+        ));
+    }
+    let output = accept::negotiate(&accept_header)?;
+    let include_object = query
+        .iter()
+        .find(|(k, _)| k == "includeObject")
+        .map(|(_, v)| v.as_str());
+    let shape = Shape::new(output, info.clone(), include_object)?;
+    if verb == "watch" && accept::wants_yaml(&accept_header) {
         return Err(accept::watch_not_acceptable());
     }
     let name = path.name.as_deref();
@@ -255,7 +253,7 @@ where
         info,
         path,
         query,
-        output,
+        shape,
         content_type,
         user_agent,
         body,
@@ -303,21 +301,6 @@ fn page_not_found() -> Response<Body> {
     body::text(StatusCode::NOT_FOUND, "404 page not found\n")
 }
 
-fn object_response(ctx: &Ctx, code: StatusCode, obj: &StoredObject) -> ApiResult<Response<Body>> {
-    Ok(match ctx.output {
-        Output::Table(version) => {
-            let include = ctx.include_object();
-            let t = table::table(&[obj.json()], &obj.rv().to_string(), include, version, true);
-            body::json(code, t)
-        }
-        Output::PartialObjectMetadata(version) => {
-            body::json(code, partial::object(obj.json(), version))
-        }
-        Output::PartialObjectMetadataList(_) => return Err(partial::not_a_list()),
-        Output::Object => body::json(code, Bytes::copy_from_slice(obj.json())),
-    })
-}
-
 fn get(ctx: &Ctx) -> ApiResult<Response<Body>> {
     let key = crate::store::object_key(ctx.namespace(), ctx.name());
     let obj = ctx
@@ -325,7 +308,7 @@ fn get(ctx: &Ctx) -> ApiResult<Response<Body>> {
         .store
         .get(&ctx.info.keyspace(), &key)
         .ok_or_else(|| errors::not_found(&ctx.info.group, &ctx.info.plural, ctx.name()))?;
-    object_response(ctx, StatusCode::OK, &obj)
+    ctx.shape.object(StatusCode::OK, obj.json())
 }
 
 fn list_json(info: &ResourceInfo, items: &[Arc<StoredObject>], meta: &Value) -> Vec<u8> {
@@ -358,23 +341,6 @@ async fn list_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     let opts = ListOptions::parse(&ctx.info, &ctx.query, false, ctx.state.config.watch_list)?;
     let result = list::list(&ctx.state, &ctx.info, ctx.namespace(), &opts).await?;
     let rv = result.page.rv.to_string();
-    if matches!(ctx.output, Output::PartialObjectMetadata(_)) {
-        return Err(partial::is_a_list());
-    }
-    if let Output::Table(version) = ctx.output {
-        let include = ctx.include_object();
-        let objs: Vec<&[u8]> = result.page.items.iter().map(|o| o.json()).collect();
-        let mut t: Value =
-            serde_json::from_slice(&table::table(&objs, &rv, include, version, true))
-                .unwrap_or(Value::Null);
-        if let Some(c) = &result.continue_token {
-            t["metadata"]["continue"] = json!(c);
-        }
-        return Ok(body::json(
-            StatusCode::OK,
-            serde_json::to_vec(&t).unwrap_or_default(),
-        ));
-    }
     let mut meta = json!({"resourceVersion": rv});
     if let Some(c) = &result.continue_token {
         meta["continue"] = json!(c);
@@ -382,18 +348,14 @@ async fn list_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
             meta["remainingItemCount"] = json!(n);
         }
     }
-    let list = match ctx.output {
-        Output::PartialObjectMetadataList(version) => {
-            partial::list(result.page.items.iter().map(|o| o.json()), &meta, version)
-        }
-        _ => {
-            if !ctx.info.strategic_merge && result.continue_token.is_none() {
-                // Custom resources' lists are unstructured, whose `continue` is never omitted.
-                meta["continue"] = json!("");
-            }
-            list_json(&ctx.info, &result.page.items, &meta)
-        }
-    };
+    if let Some(converted) = ctx.shape.list(&result.page.items, &meta)? {
+        return Ok(converted);
+    }
+    if !ctx.info.strategic_merge && result.continue_token.is_none() {
+        // Custom resources' lists are unstructured, whose `continue` is never omitted.
+        meta["continue"] = json!("");
+    }
+    let list = list_json(&ctx.info, &result.page.items, &meta);
     Ok(body::json(StatusCode::OK, list))
 }
 
@@ -409,28 +371,7 @@ async fn watch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
                 value: name.clone(),
             });
     }
-    let render: watch::Render = match ctx.output {
-        Output::Table(version) => {
-            let include = ctx.include_object();
-            let first = std::sync::atomic::AtomicBool::new(true);
-            Arc::new(move |json: &[u8]| {
-                let columns = first.swap(false, std::sync::atomic::Ordering::Relaxed);
-                let rv = serde_json::from_slice::<Value>(json)
-                    .ok()
-                    .and_then(|v| v["metadata"]["resourceVersion"].as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                table::table(&[json], &rv, include, version, columns)
-            })
-        }
-        Output::PartialObjectMetadata(version) => {
-            Arc::new(move |json: &[u8]| partial::object(json, version))
-        }
-        Output::PartialObjectMetadataList(_) => return Err(partial::not_a_list()),
-        Output::Object => Arc::new(|json: &[u8]| json.to_vec()),
-    };
-    // Bookmarks are objects too: reduced like the others (the real server transforms every
-    // event's object); a Table is left to the rows of real objects.
-    let render_bookmarks = matches!(ctx.output, Output::PartialObjectMetadata(_));
+    let (render, render_bookmarks) = ctx.shape.watch_render();
     let (state, info, namespace) = (
         ctx.state.clone(),
         ctx.info.clone(),
@@ -441,7 +382,7 @@ async fn watch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     } else {
         watch::watch(state, info, namespace, opts, render).await?
     };
-    Ok(body::stream(frames))
+    Ok(ctx.shape.watch_body(frames))
 }
 
 fn decode_body(ctx: &Ctx) -> ApiResult<serde_json::Map<String, Value>> {
@@ -457,10 +398,7 @@ fn create_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
         dry_run: opts.dry_run,
     };
     let created = create::create_as(&ctx.state, &ctx.info, ctx.namespace(), obj, write)?;
-    Ok(body::json(
-        StatusCode::CREATED,
-        Bytes::copy_from_slice(created.json()),
-    ))
+    ctx.shape.object(StatusCode::CREATED, created.json())
 }
 
 fn update_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
@@ -479,10 +417,7 @@ fn update_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
         write,
         obj,
     )?;
-    Ok(body::json(
-        StatusCode::OK,
-        Bytes::copy_from_slice(updated.object.json()),
-    ))
+    ctx.shape.object(StatusCode::OK, updated.object.json())
 }
 
 fn patch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
@@ -502,10 +437,7 @@ fn patch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     } else {
         StatusCode::OK
     };
-    Ok(body::json(
-        code,
-        Bytes::copy_from_slice(patched.object.json()),
-    ))
+    ctx.shape.object(code, patched.object.json())
 }
 
 fn delete_options(ctx: &Ctx) -> ApiResult<DeleteOptions> {
@@ -536,10 +468,7 @@ fn delete_options(ctx: &Ctx) -> ApiResult<DeleteOptions> {
 fn delete_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     let opts = delete_options(ctx)?;
     match delete::delete(&ctx.state, &ctx.info, ctx.namespace(), ctx.name(), &opts)? {
-        Deleted::Pending(obj) | Deleted::Gone(obj) => Ok(body::json(
-            StatusCode::OK,
-            Bytes::copy_from_slice(obj.json()),
-        )),
+        Deleted::Pending(obj) | Deleted::Gone(obj) => ctx.shape.object(StatusCode::OK, obj.json()),
         Deleted::Removed(obj) => {
             let mut details =
                 json!({"name": obj.name(), "kind": ctx.info.plural, "uid": obj.uid()});

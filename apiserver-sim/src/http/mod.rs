@@ -10,6 +10,8 @@ pub mod auth;
 pub mod body;
 pub mod discovery;
 pub mod handler;
+pub mod output;
 pub mod partial;
 pub mod route;
 pub mod table;
+pub mod yaml;

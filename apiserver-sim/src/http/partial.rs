@@ -7,16 +7,17 @@
 //! "apiVersion":"meta.k8s.io/<v>","metadata":{...}}` with its whole metadata and nothing else;
 //! a list becomes a `PartialObjectMetadataList` of those, with the list's resourceVersion,
 //! continue token and remaining item count. Asking for a list kind on a single object, or for
-//! a single-object kind on a list, is 406 `NotAcceptable` with the real messages (without the
-//! Go type name the real server appends). Difference: a watch asking for
-//! `PartialObjectMetadataList` is refused the same way, where kube-apiserver fails to convert
-//! each event's object, logs it and sends the object unconverted.
+//! a single-object kind on a list, is 406 `NotAcceptable` with the real messages and the Go
+//! type they name (a custom resource asked as a list: 500 `content is not a list`). A watch
+//! asking for `PartialObjectMetadataList` is answered 200 and ends at its first event, where
+//! kube-apiserver 1.36.2 fails to convert it and closes the stream (observed on 1.36.2).
 
 use clientgo_apimachinery::{Status, StatusReason};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::errors::ApiError;
+use crate::resources::ResourceInfo;
 
 /// An object's `metadata`, the rest of it skipped unread.
 #[derive(Deserialize)]
@@ -60,22 +61,47 @@ pub fn list<'a>(items: impl Iterator<Item = &'a [u8]>, meta: &Value, version: &s
     serde_json::to_vec(&list).unwrap_or_default()
 }
 
-/// 406 for `PartialObjectMetadataList` asked of a single object.
-pub fn not_a_list() -> ApiError {
+/// The Go type kube-apiserver 1.36.2 names in its 406s: the internal type of the served kind
+/// (`*core.ConfigMap`, `*apps.DeploymentList`; events.k8s.io Events are `core.Event`s).
+fn go_type(info: &ResourceInfo, list: bool) -> String {
+    let package = match info.group.as_str() {
+        "" | "events.k8s.io" => "core",
+        group => group.split('.').next().unwrap_or(group),
+    };
+    let suffix = if list { "List" } else { "" };
+    format!("*{package}.{}{suffix}", info.kind)
+}
+
+/// `PartialObjectMetadataList` asked of a single object: 406 naming its type; for a custom
+/// resource (unstructured) 500 `content is not a list`, as kube-apiserver 1.36.2 answers.
+pub fn not_a_list(info: &ResourceInfo) -> ApiError {
+    if !info.strategic_merge {
+        return crate::errors::unclassified("content is not a list");
+    }
     Status::failure(
         406,
         StatusReason::NotAcceptable,
-        "you requested PartialObjectMetadataList, but the requested object is not a list",
+        format!(
+            "you requested PartialObjectMetadataList, but the requested object is not a list ({})",
+            go_type(info, false)
+        ),
     )
     .into()
 }
 
-/// 406 for `PartialObjectMetadata` asked of a list.
-pub fn is_a_list() -> ApiError {
+/// 406 for `PartialObjectMetadata` asked of a list, naming the list's Go type.
+pub fn is_a_list(info: &ResourceInfo) -> ApiError {
+    let type_ = if info.strategic_merge {
+        go_type(info, true)
+    } else {
+        "*unstructured.UnstructuredList".to_owned()
+    };
     Status::failure(
         406,
         StatusReason::NotAcceptable,
-        "you requested PartialObjectMetadata, but the requested object is a list",
+        format!(
+            "you requested PartialObjectMetadata, but the requested object is a list ({type_})"
+        ),
     )
     .into()
 }

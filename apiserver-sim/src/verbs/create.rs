@@ -43,13 +43,11 @@ pub fn check_namespace(
 ) -> ApiResult<()> {
     match state.namespace_exists(namespace) {
         None => Err(errors::not_found("", "namespaces", namespace)),
-        Some(false) => Err(errors::forbidden(
+        Some(false) => Err(errors::namespace_terminating(
             &info.group,
             &info.plural,
             name,
-            &format!(
-                "unable to create new content in namespace {namespace} because it is being terminated"
-            ),
+            namespace,
         )),
         Some(true) => Ok(()),
     }

@@ -66,7 +66,32 @@ impl DeleteOptions {
     /// Validates the policy; returns the finalizer it asks for.
     pub fn finalizer(&self) -> ApiResult<Option<&'static str>> {
         let values: Vec<&str> = self.dry_run.iter().map(String::as_str).collect();
-        crate::verbs::update::check_dry_run(&values, "DeleteOptions")?;
+        // As `ValidateDeleteOptions`: the policy's error, then dryRun's, in one 422.
+        let policy = self.policy_finalizer();
+        let dry_run = crate::verbs::update::check_dry_run(&values, "DeleteOptions");
+        match (policy, dry_run) {
+            (Ok(finalizer), Ok(_)) => Ok(finalizer),
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+            (Err(policy), Err(dry_run)) => {
+                let causes = |e: &crate::errors::ApiError| {
+                    let causes = e.status.details.as_ref().map(|d| d.causes.clone());
+                    causes.unwrap_or_default().into_iter().map(|c| FieldError {
+                        reason: if c.reason == "FieldValueInvalid" {
+                            "FieldValueInvalid"
+                        } else {
+                            "FieldValueNotSupported"
+                        },
+                        field: c.field,
+                        detail: c.message,
+                    })
+                };
+                let all: Vec<FieldError> = causes(&policy).chain(causes(&dry_run)).collect();
+                Err(errors::invalid("meta.k8s.io", "DeleteOptions", "", &all))
+            }
+        }
+    }
+
+    fn policy_finalizer(&self) -> ApiResult<Option<&'static str>> {
         match (self.propagation_policy.as_deref(), self.orphan_dependents) {
             (Some(_), Some(_)) => Err(errors::invalid(
                 "meta.k8s.io",
@@ -88,7 +113,8 @@ impl DeleteOptions {
                 &[FieldError::unsupported(
                     "propagationPolicy",
                     other,
-                    &["Foreground", "Background", "Orphan"],
+                    // kube-apiserver 1.36.2 lists "nil" (no policy) as a value too.
+                    &["Foreground", "Background", "Orphan", "nil"],
                 )],
             )),
         }

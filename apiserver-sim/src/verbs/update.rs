@@ -376,23 +376,27 @@ pub fn prepare_for_update(
         .is_some_and(|v| !v.is_null());
     if deleting {
         let before = finalizer_set(old);
-        let added: Vec<String> = finalizer_set(new)
+        // Go's `sets.List`: sorted, each once.
+        let added: std::collections::BTreeSet<String> = finalizer_set(new)
             .into_iter()
             .filter(|f| !before.contains(f))
             .collect();
         if !added.is_empty() {
             let list: Vec<String> = added.iter().map(|f| format!("\"{f}\"")).collect();
+            let error = FieldError::forbidden(
+                "metadata.finalizers",
+                &format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    list.join(", ")
+                ),
+            );
+            // kube-apiserver 1.36.2 checks the finalizers twice (ValidateObjectMetaUpdate and
+            // the generic update strategy) and lists both causes; its message says it once.
             return Err(errors::invalid(
                 &info.group,
                 &info.kind,
                 name,
-                &[FieldError::forbidden(
-                    "metadata.finalizers",
-                    &format!(
-                        "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-                        list.join(", ")
-                    ),
-                )],
+                &[error.clone(), error],
             ));
         }
     }

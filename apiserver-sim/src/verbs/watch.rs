@@ -14,9 +14,9 @@
 //! * `allowWatchBookmarks`: a BOOKMARK ([`super::bookmark`]: the watched type's zero value
 //!   carrying only a resourceVersion) every bookmark interval and once
 //!   `bookmark_before_timeout` (2 s) before the timeout (none when the watch is shorter
-//!   than that), each only when it moves the watch past where it started and once the
-//!   resource has been written since its watch cache started (the cacher sends none
-//!   before);
+//!   than that), each only when the resource (its own keyspace, as its watch cache) has
+//!   been written since the watch started and since its watch cache started (the cacher
+//!   sends none before);
 //! * `timeoutSeconds` ends the stream cleanly; label and field selectors filter events, an
 //!   object that stops matching is sent as DELETED and one that starts matching as ADDED;
 //! * a watcher that falls behind the history gets the 410 ERROR event and is closed.
@@ -245,6 +245,17 @@ impl Watcher {
             .is_some_and(|rev| rev > start)
     }
 
+    /// Whether the resource was written after `rv`: its watch cache's resourceVersion only
+    /// moves with its own events, and kube-apiserver 1.36.2 sends a watcher no bookmark
+    /// before the cache has moved past where the watch started (a Pod watch while only
+    /// ConfigMaps are written gets none).
+    fn written_since(&self, rv: u64) -> bool {
+        self.state
+            .store
+            .last_write(&self.info.keyspace())
+            .is_some_and(|rev| rev > rv)
+    }
+
     fn next_bookmark(&self, now: Instant, deadline: Instant) -> Instant {
         let cfg = &self.state.config;
         let periodic = now + cfg.bookmark_interval;
@@ -344,7 +355,7 @@ impl Watcher {
                     }
                 }
                 () = tokio::time::sleep_until(next_bookmark), if self.opts.allow_bookmarks && !stalled => {
-                    if pos > start_rv && self.cache_progressed() {
+                    if pos > start_rv && self.cache_progressed() && self.written_since(start_rv) {
                         self.send(self.bookmark_frame(pos, false)).await?;
                     }
                     next_bookmark = self.next_bookmark(Instant::now(), deadline);

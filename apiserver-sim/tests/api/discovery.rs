@@ -144,10 +144,12 @@ async fn table_output_for_kubectl() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(cols, vec!["Name", "Age"]);
+    // The ConfigMap printer's columns, as kube-apiserver 1.36.2 answers them.
+    assert_eq!(cols, vec!["Name", "Data", "Age"]);
     assert_eq!(r.body["rows"][0]["cells"][0], "t1");
+    assert_eq!(r.body["rows"][0]["cells"][1], 1);
     assert!(
-        r.body["rows"][0]["cells"][1]
+        r.body["rows"][0]["cells"][2]
             .as_str()
             .unwrap()
             .ends_with('s')

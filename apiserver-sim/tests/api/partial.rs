@@ -273,16 +273,19 @@ async fn what_cannot_be_served_is_not_acceptable() {
     assert_status(&r, 406, "NotAcceptable");
     assert_eq!(
         r.body["message"],
-        "you requested PartialObjectMetadataList, but the requested object is not a list"
+        "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)"
     );
     let r = get_as(&c, all, PARTIAL).await;
     assert_status(&r, 406, "NotAcceptable");
     assert_eq!(
         r.body["message"],
-        "you requested PartialObjectMetadata, but the requested object is a list"
+        "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)"
     );
+    // A watch of PartialObjectMetadataList: 200, and the stream ends at its first event
+    // (kube-apiserver 1.36.2 fails to convert it).
     let r = get_as(&c, &format!("{all}?watch=true"), PARTIAL_LIST).await;
-    assert_status(&r, 406, "NotAcceptable");
+    assert_eq!(r.status, 200);
+    assert!(r.raw.is_empty());
     let r = get_as(
         &c,
         &format!("{all}?watch=true"),

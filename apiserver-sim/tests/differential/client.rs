@@ -14,6 +14,9 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::Value;
 use tokio::time::{Instant, timeout, timeout_at};
 
+/// The `Accept` header of a step that sets none.
+pub const JSON: &str = "application/json";
+
 /// Bound on a single request and its body.
 const REQUEST_BOUND: Duration = Duration::from_secs(15);
 
@@ -73,6 +76,7 @@ impl Server {
         &self,
         method: &Method,
         path: &str,
+        accept: &str,
         content_type: Option<&str>,
         body: Option<&[u8]>,
     ) -> hyper::Response<Incoming> {
@@ -94,7 +98,7 @@ impl Server {
             .method(method.clone())
             .uri(path)
             .header("host", "localhost")
-            .header("accept", "application/json")
+            .header("accept", accept)
             .header("user-agent", "differential/v0.0.0")
             .header("authorization", format!("Bearer {}", self.token));
         if let Some(content_type) = content_type {
@@ -109,7 +113,7 @@ impl Server {
             .unwrap_or_else(|e| panic!("{label}: {method} {path}: {e}"))
     }
 
-    /// Sends one request and reads the whole answer.
+    /// Sends one request (`Accept: application/json`) and reads the whole answer.
     pub async fn request(
         &self,
         method: &Method,
@@ -117,7 +121,20 @@ impl Server {
         content_type: Option<&str>,
         body: Option<&[u8]>,
     ) -> Answer {
-        let response = self.send(method, path, content_type, body).await;
+        self.request_accepting(method, path, JSON, content_type, body)
+            .await
+    }
+
+    /// Sends one request with this `Accept` header and reads the whole answer.
+    pub async fn request_accepting(
+        &self,
+        method: &Method,
+        path: &str,
+        accept: &str,
+        content_type: Option<&str>,
+        body: Option<&[u8]>,
+    ) -> Answer {
+        let response = self.send(method, path, accept, content_type, body).await;
         let status = response.status().as_u16();
         let content_type = media_type(&response);
         let body = timeout(REQUEST_BOUND, response.into_body().collect())
@@ -132,9 +149,10 @@ impl Server {
         }
     }
 
-    /// Opens a watch; its events are read later with [`Watch::collect`].
-    pub async fn watch(&self, path: &str) -> (Answer, Option<Watch>) {
-        let response = self.send(&Method::GET, path, None, None).await;
+    /// Opens a watch with this `Accept` header; its events are read later with
+    /// [`Watch::collect`].
+    pub async fn watch(&self, path: &str, accept: &str) -> (Answer, Option<Watch>) {
+        let response = self.send(&Method::GET, path, accept, None, None).await;
         let status = response.status().as_u16();
         let content_type = media_type(&response);
         if status != 200 {

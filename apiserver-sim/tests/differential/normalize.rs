@@ -1,8 +1,9 @@
 //! Removing what legitimately differs between two servers that were sent the same requests:
 //! uids, times, resourceVersions, generated-name suffixes, continue tokens' contents,
-//! selfLink, and managedFields where a step is not about them.
+//! selfLink, managedFields where a step is not about them, and the ages in a Table's cells
+//! (`5s`: the two servers' clocks are read a moment apart).
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// Per-server values to replace wherever they appear (a generated name by its prefix and
 /// `<suffix>`, a uid by `<uid>`), learnt from the server's earlier answers.
@@ -60,8 +61,76 @@ pub fn normalize(v: &mut Value, volatile: &Volatile, keep_managed_fields: bool) 
     }
 }
 
+/// A YAML answer: the value it encodes (normalized and compared as JSON answers are) and
+/// its text, line by line, with times, uids, resourceVersions, ages and this server's
+/// volatile names replaced (their lengths are the same on both servers, so the layout, line
+/// folding included, is compared too).
+pub fn yaml_body(body: &[u8], volatile: &Volatile) -> Value {
+    let value = match serde_norway::from_slice::<Value>(body) {
+        Ok(value) => value,
+        Err(e) => return Value::from(format!("<not yaml: {e}>")),
+    };
+    let rules = [
+        (
+            r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z",
+            "<time>",
+        ),
+        (
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            "<uid>",
+        ),
+        (r#"resourceVersion: "[0-9]+""#, "resourceVersion: <rv>"),
+        (r"^(\s*- )[0-9]+[smhdy]([0-9]+[smhd])?$", "${1}<age>"),
+    ];
+    let text = String::from_utf8_lossy(body);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| {
+            let mut line = volatile.replace(line);
+            for (pattern, by) in rules {
+                let re = regex::Regex::new(pattern).expect("a pattern");
+                line = re.replace_all(&line, by).into_owned();
+            }
+            Value::from(line)
+        })
+        .collect();
+    json!({ "yaml": value, "text": lines })
+}
+
+/// A Table's age cells (`0s`, `2m30s`, `3d`) as `<age>`.
+fn normalize_ages(map: &mut Map<String, Value>) {
+    let is_age = |s: &str| {
+        let mut rest = s;
+        let mut units = 0;
+        while !rest.is_empty() {
+            let digits = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            let unit = rest[digits..].chars().next();
+            if digits == 0 || !matches!(unit, Some('s' | 'm' | 'h' | 'd' | 'y')) {
+                return false;
+            }
+            rest = &rest[digits + 1..];
+            units += 1;
+        }
+        units > 0
+    };
+    let rows = map.get_mut("rows").and_then(Value::as_array_mut);
+    for row in rows.into_iter().flatten() {
+        let cells = row.get_mut("cells").and_then(Value::as_array_mut);
+        for cell in cells.into_iter().flatten() {
+            if cell.as_str().is_some_and(is_age) {
+                *cell = Value::from("<age>");
+            }
+        }
+    }
+}
+
 fn normalize_map(map: &mut Map<String, Value>, volatile: &Volatile, keep_mf: bool) {
     map.remove("selfLink");
+    if map.get("kind").and_then(Value::as_str) == Some("Table") {
+        normalize_ages(map);
+    }
     if !keep_mf {
         map.remove("managedFields");
     }

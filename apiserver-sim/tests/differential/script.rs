@@ -4,7 +4,8 @@
 //! holds the writes (create, update, patch, apply, delete); `script_lists` the lists and
 //! watches, `script_watches` watches compared with their whole events, `script_discovery`
 //! the discovery documents, `script_deletes` the deletes, `script_crds` unknown paths and
-//! custom resources.
+//! custom resources, `script_tables` Tables and other `Accept` headers,
+//! `script_errors_wording` the wording of refused finalizers, creates and DeleteOptions.
 //!
 //! Steps are claimed unless marked `known_difference`, or unless a field is marked `known`:
 //! the reasons below are the known differences, the README's "Known differences from
@@ -42,6 +43,8 @@ pub fn steps() -> Vec<Step> {
     s.extend(super::script_crds::unknown_paths());
     s.extend(super::script_crds::custom_resources());
     s.extend(super::script_errors::compaction());
+    s.extend(super::script_tables::steps());
+    s.extend(super::script_errors_wording::steps());
     s
 }
 

@@ -10,8 +10,9 @@ use std::time::Duration;
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use super::client::{Answer, Server, Until, Watch};
-use super::normalize::{Volatile, normalize};
+use super::client::{Answer, JSON, Server, Until, Watch};
+use super::normalize::{Volatile, normalize, yaml_body};
+use super::picks::{apply_picks, pick_map};
 
 /// Bound on reading a watch's expected events.
 const WATCH_BOUND: Duration = Duration::from_secs(10);
@@ -94,6 +95,8 @@ pub struct Step {
     /// Watch events compared with their whole (normalized) object, BOOKMARKs' and ERRORs'
     /// included, instead of their type and name.
     pub whole_events: bool,
+    /// The request's `Accept` header (`application/json` unless [`Step::accept`]).
+    pub accept: &'static str,
 }
 
 impl Step {
@@ -110,6 +113,7 @@ impl Step {
             generated: None,
             keep_managed_fields: false,
             whole_events: false,
+            accept: JSON,
         }
     }
 
@@ -228,6 +232,12 @@ impl Step {
         self
     }
 
+    /// Sends the request (or opens the watch) with this `Accept` header.
+    pub fn accept(mut self, accept: &'static str) -> Step {
+        self.accept = accept;
+        self
+    }
+
     /// The request as recorded: method, path, content type, body (with `ctx`'s values).
     pub fn describe(&self, ctx: &Ctx) -> String {
         match &self.action {
@@ -238,11 +248,19 @@ impl Step {
                 body,
             } => {
                 let mut line = format!("{method} {}", ctx.fill(path));
+                if self.accept != JSON {
+                    line.push_str(&format!(" (Accept: {})", self.accept));
+                }
                 if let (Some(ct), Some(body)) = (content_type, body) {
                     line.push_str(&format!(" [{ct}] {}", ctx.fill(body)));
                 }
                 line
             }
+            Action::OpenWatch { id, path } if self.accept != JSON => format!(
+                "GET {} (watch {id}; Accept: {})",
+                ctx.fill(path),
+                self.accept
+            ),
             Action::OpenWatch { id, path } => format!("GET {} (watch {id})", ctx.fill(path)),
             Action::Collect { id, until } => format!("read watch {id} until {until:?}"),
             Action::WaitEstablished { path } => format!("GET {} until Established", ctx.fill(path)),
@@ -335,9 +353,10 @@ impl Ctx {
                 let body = body.as_deref().map(|b| self.fill(b));
                 let answer = self
                     .server
-                    .request(
+                    .request_accepting(
                         method,
                         &path,
+                        step.accept,
                         *content_type,
                         body.as_deref().map(str::as_bytes),
                     )
@@ -347,7 +366,7 @@ impl Ctx {
             }
             Action::OpenWatch { id, path } => {
                 let path = self.fill(path);
-                let (answer, watch) = self.server.watch(&path).await;
+                let (answer, watch) = self.server.watch(&path, step.accept).await;
                 if let Some(watch) = watch {
                     self.watches.insert(id, watch);
                 }
@@ -461,6 +480,9 @@ impl Ctx {
         let body: Value = match serde_json::from_slice::<Value>(&answer.body) {
             Ok(body) => body,
             Err(_) if answer.body.is_empty() => Value::Null,
+            Err(_) if answer.content_type == "application/yaml" => {
+                yaml_body(&answer.body, &self.volatile)
+            }
             Err(_) => String::from_utf8_lossy(&answer.body).trim().into(),
         };
         let mut body = match &step.picks {
@@ -498,100 +520,4 @@ impl Ctx {
         normalize(&mut view, &self.volatile, step.keep_managed_fields);
         view
     }
-}
-
-fn pick_map(object: &Value, picks: &[Pick]) -> Map<String, Value> {
-    let mut out = Map::new();
-    for pick in picks {
-        let (label, value) = match pick {
-            Pick::At(p) => (dotted(p), object.pointer(p).cloned()),
-            Pick::Names(p) => (
-                format!("names({})", dotted(p)),
-                object
-                    .pointer(p)
-                    .and_then(Value::as_array)
-                    .map(|items| names(items)),
-            ),
-            Pick::SortedByName(p) => (
-                format!("sorted({})", dotted(p)),
-                object.pointer(p).cloned().map(|mut v| {
-                    sort_named(&mut v);
-                    v
-                }),
-            ),
-            Pick::Keys(p) => (
-                format!("keys({})", dotted(p)),
-                object.pointer(p).and_then(Value::as_object).map(|fields| {
-                    let mut keys: Vec<&String> = fields.keys().collect();
-                    keys.sort();
-                    keys.into_iter().map(|k| Value::from(k.as_str())).collect()
-                }),
-            ),
-            Pick::Named(p, wanted) => (
-                format!("named({})", dotted(p)),
-                object.pointer(p).and_then(Value::as_array).map(|items| {
-                    let by_name = wanted.iter().map(|name| {
-                        let item = items.iter().find(|i| i["name"] == *name);
-                        ((*name).to_owned(), item.cloned().unwrap_or(Value::Null))
-                    });
-                    Value::Object(by_name.collect())
-                }),
-            ),
-            Pick::Order(p) => (
-                format!("order({})", dotted(p)),
-                object.pointer(p).and_then(Value::as_array).map(|items| {
-                    let mut order = Map::new();
-                    order.insert("names".to_owned(), names(items));
-                    for item in items {
-                        let Some(fields) = item.as_object() else {
-                            continue;
-                        };
-                        for (key, nested) in fields {
-                            if let Some(nested) = nested.as_array().filter(|a| all_named(a)) {
-                                let label =
-                                    format!("{}.{key}", item["name"].as_str().unwrap_or(""));
-                                order.insert(label, names(nested));
-                            }
-                        }
-                    }
-                    Value::Object(order)
-                }),
-            ),
-        };
-        out.insert(label, value.unwrap_or(Value::Null));
-    }
-    out
-}
-
-fn names(items: &[Value]) -> Value {
-    items.iter().map(|i| i["name"].clone()).collect()
-}
-
-fn all_named(items: &[Value]) -> bool {
-    !items.is_empty() && items.iter().all(|i| i["name"].is_string())
-}
-
-/// Sorts every array of named items in `v` by name, recursively.
-fn sort_named(v: &mut Value) {
-    match v {
-        Value::Array(items) => {
-            items.iter_mut().for_each(sort_named);
-            if all_named(items) {
-                items.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-            }
-        }
-        Value::Object(fields) => fields.values_mut().for_each(sort_named),
-        _ => {}
-    }
-}
-
-/// `/spec/replicas` as `spec.replicas`, a label that is one segment of a compared path.
-fn dotted(pointer: &str) -> String {
-    pointer.trim_start_matches('/').replace('/', ".")
-}
-
-fn apply_picks(body: &Value, picks: &[Pick]) -> Value {
-    let mut out = pick_map(body, picks);
-    out.insert("kind".into(), body["kind"].clone());
-    Value::Object(out)
 }
