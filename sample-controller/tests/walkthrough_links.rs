@@ -1,6 +1,7 @@
-//! docs/walkthrough.md points at code by line (`name` [path:N](../path#LN)); code moves, so
-//! this test checks every such link: the file exists, the text and the anchor agree, and
-//! line N (or the next) still names what the link says it shows.
+//! docs/walkthrough.md and the other pages of docs/ (testing.md, sharding.md,
+//! flight-recorder.md, ...) point at code by line (`name` [path:N](../path#LN)); code moves,
+//! so this test checks every such link of every docs/*.md page: the file exists, the text and
+//! the anchor agree, and line N (or the next) still names what the link says it shows.
 
 use std::path::Path;
 
@@ -55,37 +56,65 @@ fn links(text: &str) -> Vec<(String, String, usize, usize)> {
     found
 }
 
+/// The pages of docs/ (every `*.md` file), sorted, as paths relative to the repository.
+fn pages(root: &Path) -> Vec<String> {
+    let mut pages: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    pages.sort();
+    pages
+}
+
 #[test]
-fn every_line_link_of_the_walkthrough_names_what_it_points_at() {
+fn every_line_link_of_the_docs_names_what_it_points_at() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(root.join("docs/walkthrough.md")).unwrap();
-    let links = links(&text);
-    assert!(links.len() > 30, "found only {} links", links.len());
+    let pages = pages(&root);
+    for page in [
+        "docs/walkthrough.md",
+        "docs/testing.md",
+        "docs/sharding.md",
+        "docs/flight-recorder.md",
+    ] {
+        assert!(pages.iter().any(|p| p == page), "{page} is missing");
+    }
     let mut drifted = Vec::new();
-    for (name, path, line, anchor) in &links {
-        assert_eq!(line, anchor, "{name}: {path}:{line} links to #L{anchor}");
-        let source = std::fs::read_to_string(root.join(path))
-            .unwrap_or_else(|e| panic!("{name}: {path}: {e}"));
-        let lines: Vec<&str> = source.lines().collect();
-        assert!(
-            *line >= 1 && *line <= lines.len(),
-            "{name}: {path}:{line} past the end"
-        );
-        if name.ends_with(".rs") {
-            continue; // a whole file
+    for page in &pages {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        let links = links(&text);
+        if page == "docs/walkthrough.md" {
+            assert!(links.len() > 30, "{page}: found only {} links", links.len());
         }
-        let ident = identifier(name);
-        let window = &lines[line - 1..(*line + 1).min(lines.len())];
-        if !window.iter().any(|l| l.contains(ident)) {
-            drifted.push(format!(
-                "`{name}` {path}:{line}: {}",
-                lines[line - 1].trim()
-            ));
+        for (name, path, line, anchor) in &links {
+            assert_eq!(
+                line, anchor,
+                "{page}: {name}: {path}:{line} links to #L{anchor}"
+            );
+            let source = std::fs::read_to_string(root.join(path))
+                .unwrap_or_else(|e| panic!("{page}: {name}: {path}: {e}"));
+            let lines: Vec<&str> = source.lines().collect();
+            assert!(
+                *line >= 1 && *line <= lines.len(),
+                "{page}: {name}: {path}:{line} past the end"
+            );
+            if name.ends_with(".rs") {
+                continue; // a whole file
+            }
+            let ident = identifier(name);
+            let window = &lines[line - 1..(*line + 1).min(lines.len())];
+            if !window.iter().any(|l| l.contains(ident)) {
+                drifted.push(format!(
+                    "{page}: `{name}` {path}:{line}: {}",
+                    lines[line - 1].trim()
+                ));
+            }
         }
     }
     assert!(
         drifted.is_empty(),
-        "walkthrough links that no longer point at what they name:\n{}",
+        "docs links that no longer point at what they name:\n{}",
         drifted.join("\n")
     );
 }
