@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_workqueue::{DelayingQueue, Queue};
+use clientgo_workqueue::Queue;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn keys(n: usize) -> Vec<Arc<str>> {
@@ -45,7 +45,7 @@ fn delaying(c: &mut Criterion) {
     let _guard = runtime.enter();
     let mut group = c.benchmark_group("delaying_queue");
     group.bench_function("add_after_distinct", |b| {
-        let queue = DelayingQueue::new();
+        let queue = Queue::new();
         let mut i = 0u64;
         b.iter(|| {
             let key = keys[(i % keys.len() as u64) as usize].clone();

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_workqueue::DelayingQueue;
+use clientgo_workqueue::Queue;
 use serde_json::{Value, json};
 
 use crate::process;
@@ -31,7 +31,7 @@ pub async fn debounce() -> Value {
     const N: usize = 1_000_000;
     const K: usize = 10_000;
     let keys = keys(K);
-    let queue: DelayingQueue<Arc<str>> = DelayingQueue::new();
+    let queue: Queue<Arc<str>> = Queue::new();
     let before = process::resident_bytes_trimmed().unwrap_or(0);
     let start = Instant::now();
     for i in 0..N {
@@ -42,7 +42,7 @@ pub async fn debounce() -> Value {
     }
     let wall = start.elapsed().as_secs_f64();
     let after = process::resident_bytes_trimmed().unwrap_or(0);
-    let waiting = queue.waiting_len();
+    let waiting = queue.delayed_len();
     queue.shut_down();
     let resident = after.saturating_sub(before);
     json!({
@@ -58,7 +58,7 @@ pub async fn debounce() -> Value {
 pub async fn shut_down_stall() -> Value {
     const N: usize = 1_000_000;
     let keys = keys(N);
-    let queue: DelayingQueue<Arc<str>> = DelayingQueue::new();
+    let queue: Queue<Arc<str>> = Queue::new();
     for (i, key) in keys.iter().enumerate() {
         queue.add_after(key.clone(), Duration::from_secs(3600 + i as u64 % 3600));
     }

@@ -2,8 +2,8 @@
 //!
 //! | id | what |
 //! |---|---|
-//! | Q1pq | Q1 (1 producer, 1,000,000 adds over 10,000 keys, 4 workers `get` → done) on a `PriorityQueue`, every add at normal priority |
-//! | Q3pq | Q3 (100,000 keys, each requeued 3 times through the limiter) on a `PriorityQueue` |
+//! | Q1pq | Q1 (1 producer, 1,000,000 adds over 10,000 keys, 4 workers `get` → done) on a priority `Queue`, every add at normal priority |
+//! | Q3pq | Q3 (100,000 keys, each requeued 3 times through the limiter) on a priority `Queue` |
 //! | Q4 | restart backlog: 100,000 keys added at low priority, then 1,000 of them changed (added at normal priority) over one second, while 4 workers reconcile each key in 100 µs; on the FIFO rate-limited queue and on the priority queue |
 //!
 //! Q4's figures, for each queue: the latency from a change's add to its key's hand-out (p50,
@@ -20,21 +20,23 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo_ratelimit::default_controller_rate_limiter;
-use clientgo_workqueue::{AddOptions, DelayingQueue, PriorityQueue, Queue, RateLimitingQueue};
+use clientgo_workqueue::{AddOptions, Queue};
 use serde_json::{Value, json};
 
 use crate::workloads;
 
 /// Q1 on a priority queue.
 pub async fn throughput() -> Value {
-    let queue: PriorityQueue<Arc<str>> =
-        PriorityQueue::new(Arc::new(default_controller_rate_limiter()));
-    workloads::throughput(1, Queue::clone(&queue)).await
+    let queue: Queue<Arc<str>> = Queue::builder().default_rate_limiter().priority().build();
+    workloads::throughput(1, queue).await
 }
 
 /// Q3 on a priority queue.
 pub async fn rate_limited_requeue() -> Value {
-    workloads::rate_limited_requeue(PriorityQueue::new).await
+    workloads::rate_limited_requeue(|limiter| {
+        Queue::builder().rate_limiter(limiter).priority().build()
+    })
+    .await
 }
 
 const BACKLOG: usize = 100_000;
@@ -50,19 +52,10 @@ pub fn restart_backlog() -> Value {
         .build()
         .expect("a tokio runtime");
     let _entered = runtime.enter();
-    let fifo_queue: RateLimitingQueue<Arc<str>> =
-        RateLimitingQueue::new(Arc::new(default_controller_rate_limiter()));
-    let fifo = backlog_run(&fifo_queue, |key, _low| fifo_queue.add(key));
-    let priority_queue: PriorityQueue<Arc<str>> =
-        PriorityQueue::new(Arc::new(default_controller_rate_limiter()));
-    let priority = backlog_run(&priority_queue, |key, low| {
-        let options = if low {
-            AddOptions::low()
-        } else {
-            AddOptions::default()
-        };
-        priority_queue.add_with(key, options);
-    });
+    let fifo = backlog_run(&Queue::rate_limiting(Arc::new(
+        default_controller_rate_limiter(),
+    )));
+    let priority = backlog_run(&Queue::builder().default_rate_limiter().priority().build());
     json!({
         "backlog": BACKLOG,
         "changes": CHANGES,
@@ -99,11 +92,9 @@ fn since(start: Instant) -> u64 {
     (start.elapsed().as_nanos() as u64).max(1)
 }
 
-/// Runs Q4 on `queue`, adding through `add(key, low)`.
-fn backlog_run<Q>(queue: &Q, add: impl Fn(Arc<str>, bool) + Sync) -> BacklogFigures
-where
-    Q: std::ops::Deref<Target = DelayingQueue<Arc<str>>> + Sync,
-{
+/// Runs Q4 on `queue`: the backlog at low priority, the changes at normal priority (which a
+/// FIFO queue ignores).
+fn backlog_run(queue: &Queue<Arc<str>>) -> BacklogFigures {
     let keys: Vec<Arc<str>> = (0..BACKLOG)
         .map(|i| Arc::from(format!("ns-{}/obj-{}", i % 100, i)))
         .collect();
@@ -123,7 +114,7 @@ where
     let (done_keys, done_changes) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let longest_low_ns = AtomicU64::new(0);
     let start = Instant::now();
-    let queue: &DelayingQueue<Arc<str>> = queue;
+    let queue: &Queue<Arc<str>> = queue;
     std::thread::scope(|scope| {
         for _ in 0..WORKERS {
             scope.spawn(|| {
@@ -158,12 +149,12 @@ where
         }
         for (i, key) in keys.iter().enumerate() {
             added[i].store(since(start), Ordering::Release);
-            add(key.clone(), true);
+            queue.add_with(key.clone(), AddOptions::low());
         }
         for c in 0..CHANGES {
             std::thread::sleep(Duration::from_millis(1));
             changed[c].store(since(start), Ordering::Release);
-            add(keys[target(c)].clone(), false);
+            queue.add(keys[target(c)].clone());
         }
     });
     let mut change_ms: Vec<f64> = change_ns

@@ -24,7 +24,7 @@ use clientgo_informer::{EnqueueHandler, SharedIndexInformer, approx_json_size};
 use clientgo_rest::{Config, PostParams, ResourceClient, RestClient};
 use clientgo_sample_controller::foo::{self, Foo};
 use clientgo_sharding::{Partition, ShardedReplica, ShardedResource, SharderConfig};
-use clientgo_workqueue::{PriorityQueue, WorkerPool};
+use clientgo_workqueue::{Queue, WorkerPool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -139,9 +139,10 @@ fn replica(config: &Config, id: &str, cancel: &CancellationToken) -> SharedIndex
     let factory = sharded.informer_factory(&client).build();
     let cache = factory.informer::<Foo>();
     let gate = sharded.gate().clone();
-    let queue = PriorityQueue::<Arc<str>>::new(Arc::new(
-        clientgo_ratelimit::default_controller_rate_limiter(),
-    ));
+    let queue = Queue::<Arc<str>>::builder()
+        .default_rate_limiter()
+        .priority()
+        .build();
     cache
         .add_event_handler(gate.handler(EnqueueHandler::new(queue.clone())))
         .expect("a handler");

@@ -27,13 +27,12 @@
 //! queued behind it on its own runtime thread.
 
 use std::collections::HashMap;
-use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clientgo_ratelimit::{ItemExponentialFailureRateLimiter, RateLimiter};
-use clientgo_workqueue::{DelayingQueue, Queue, RateLimitingQueue};
+use clientgo_workqueue::Queue;
 use serde_json::{Value, json};
 
 use crate::SplitMix64;
@@ -74,9 +73,7 @@ pub fn run(id: &str) -> Option<Value> {
         "Q2m" => runtime().block_on(delaying_memory()),
         "Q2d" => runtime().block_on(crate::queue_debounce::debounce()),
         "Q2s" => runtime().block_on(crate::queue_debounce::shut_down_stall()),
-        "Q3" => runtime().block_on(rate_limited_requeue(|limiter| {
-            RateLimitingQueue::new(limiter)
-        })),
+        "Q3" => runtime().block_on(rate_limited_requeue(Queue::rate_limiting)),
         "Q3pq" => runtime().block_on(crate::queue_priority::rate_limited_requeue()),
         "Q4" => crate::queue_priority::restart_backlog(),
         "S1" => crate::store::s1(),
@@ -180,7 +177,7 @@ async fn delaying_lateness() -> Value {
             .collect(),
     );
     let delays = q2_delays(N);
-    let queue: DelayingQueue<Arc<str>> = DelayingQueue::new();
+    let queue: Queue<Arc<str>> = Queue::new();
     let got = Arc::new(AtomicUsize::new(0));
     let workers: Vec<_> = (0..WORKERS)
         .map(|_| {
@@ -233,13 +230,13 @@ async fn delaying_memory() -> Value {
     let keys: Vec<Arc<str>> = (0..N)
         .map(|i| Arc::from(format!("ns-{}/obj-{}", i % 100, i)))
         .collect();
-    let queue: DelayingQueue<Arc<str>> = DelayingQueue::new();
+    let queue: Queue<Arc<str>> = Queue::new();
     let before = process::resident_bytes_trimmed().unwrap_or(0);
     for (i, key) in keys.iter().enumerate() {
         queue.add_after(key.clone(), Duration::from_secs(3600 + i as u64 % 3600));
     }
     let after = process::resident_bytes_trimmed().unwrap_or(0);
-    let waiting = queue.waiting_len();
+    let waiting = queue.delayed_len();
     queue.shut_down();
     json!({
         "waiting": waiting,
@@ -249,12 +246,9 @@ async fn delaying_memory() -> Value {
 
 /// Q3: every key fails three times (requeued through the rate limiter), then succeeds, on the
 /// rate-limited queue `make` builds around the limiter.
-pub(crate) async fn rate_limited_requeue<Q>(
-    make: impl FnOnce(Arc<dyn RateLimiter<Arc<str>>>) -> Q,
-) -> Value
-where
-    Q: Deref<Target = DelayingQueue<Arc<str>>> + Clone + Send + 'static,
-{
+pub(crate) async fn rate_limited_requeue(
+    make: impl FnOnce(Arc<dyn RateLimiter<Arc<str>>>) -> Queue<Arc<str>>,
+) -> Value {
     const N: usize = 100_000;
     const WORKERS: usize = 4;
     const REQUEUES: usize = 3;

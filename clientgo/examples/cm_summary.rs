@@ -16,7 +16,7 @@ use clientgo::rest::{Config, PatchParams, ResourceClient, RestClient};
 use clientgo::tools::cache::{
     EnqueueHandler, NamespaceLister, SharedInformerFactory, wait_for_cache_sync,
 };
-use clientgo::util::workqueue::{RateLimitingQueue, run_workers};
+use clientgo::util::workqueue::{Queue, run_workers};
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::json;
 
@@ -43,7 +43,7 @@ pub async fn run(
     let configmaps = factory.informer::<ConfigMap>();
     // The one key: there is one thing to reconcile, whatever changed (added, updated or
     // deleted, tombstones included).
-    let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+    let queue = Queue::<Arc<str>>::with_default_rate_limiter();
     let one_key = |_: &ConfigMap| Some(SUMMARY.to_owned());
     configmaps.add_event_handler(EnqueueHandler::with_key_fn(queue.clone(), one_key))?;
     factory.start(&shutdown);

@@ -26,7 +26,7 @@ use clientgo::tools::cache::{ResourceEventHandlerFuncs, SharedInformerFactory};
 use clientgo::tools::leaderelection::{
     Ended, LeaderElectionConfig, LeaderElector, LeaseLock, leader_election_client,
 };
-use clientgo::util::workqueue::{RateLimitingQueue, WorkerPool};
+use clientgo::util::workqueue::{Queue, WorkerPool};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -64,7 +64,7 @@ pub async fn run(
         .namespace(namespace.to_owned())
         .build();
     let configmaps = factory.informer::<ConfigMap>();
-    let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+    let queue = Queue::<Arc<str>>::with_default_rate_limiter();
     let (on_add, on_update) = (queue.clone(), queue.clone());
     configmaps.add_event_handler(
         ResourceEventHandlerFuncs::new()

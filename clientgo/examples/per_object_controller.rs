@@ -25,8 +25,7 @@ use clientgo::tools::cache::{
     EnqueueHandler, NamespaceLister, SharedInformerFactory, split_meta_namespace_key,
     wait_for_cache_sync,
 };
-use clientgo::util::ratelimit::default_controller_rate_limiter;
-use clientgo::util::workqueue::{PriorityQueue, run_workers};
+use clientgo::util::workqueue::{Queue, run_workers};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -66,7 +65,7 @@ pub async fn run(
         factory.informer::<Secret>(),
     );
     // Keys wait here; a key from the initial list goes behind real changes.
-    let queue = PriorityQueue::new(Arc::new(default_controller_rate_limiter()));
+    let queue = Queue::builder().default_rate_limiter().priority().build();
 
     // Handlers only enqueue keys: a ConfigMap's own key for its changes, and for a Secret's
     // changes (deletion included) the key of the ConfigMap controlling it.

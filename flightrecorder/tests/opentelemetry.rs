@@ -13,7 +13,7 @@ use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_ratelimit::default_controller_rate_limiter;
 use clientgo_rest::config::Secret;
 use clientgo_rest::{Auth, Config, GetParams, ListParams, PostParams, ResourceClient, RestClient};
-use clientgo_workqueue::{QueueConfig, RateLimitingQueue, run_workers};
+use clientgo_workqueue::{Queue, QueueConfig, run_workers};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use opentelemetry::Value;
@@ -74,7 +74,7 @@ async fn reconcile_and_request_spans_reach_opentelemetry_with_its_http_names() {
     };
     api.create(&web, &PostParams::default()).await.unwrap();
 
-    let queue = RateLimitingQueue::<Arc<str>>::with_config(
+    let queue = Queue::<Arc<str>>::rate_limiting_with_config(
         Arc::new(default_controller_rate_limiter()),
         QueueConfig::named("otel"),
     );

@@ -2,10 +2,10 @@
 //!
 //! The typical handler computes a key and adds it to a work queue: on add, on update, and on
 //! delete, tombstones included; for a dependent, the key of its controller (a key function,
-//! such as [`controller_key`]). This one does that once for every controller, on any
-//! [`KeyQueue`]: client-go's FIFO queues, or the priority queue, where each key gets the
+//! such as [`controller_key`]). This one does that once for every controller, on any work
+//! [`Queue`]: a FIFO queue ignores the priorities; on a priority queue each key gets the
 //! priority the notification deserves, so that after a start or a failover the real changes
-//! pass the backlog (see `clientgo_workqueue::PriorityQueue`):
+//! pass the backlog (see `clientgo_workqueue::Queue`):
 //!
 //! | notification | priority |
 //! |---|---|
@@ -22,39 +22,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::Object;
-use clientgo_workqueue::{
-    AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, PriorityQueue, Queue, RateLimitingQueue,
-};
+use clientgo_workqueue::{AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, Queue};
 
 use crate::handler::ResourceEventHandler;
 use crate::keys::{DeleteEvent, meta_namespace_key_func};
 
 type KeyFn<T> = Box<dyn Fn(&T) -> Option<String> + Send + Sync>;
-
-/// A work queue an [`EnqueueHandler`] can add keys to: the priority queue, which honours
-/// the priority, or client-go's FIFO queues, which ignore it.
-pub trait KeyQueue: Send + Sync + 'static {
-    /// Adds `key` at `priority`.
-    fn add_key(&self, key: Arc<str>, priority: Priority);
-}
-
-impl KeyQueue for PriorityQueue<Arc<str>> {
-    fn add_key(&self, key: Arc<str>, priority: Priority) {
-        self.add_with(key, AddOptions::priority(priority));
-    }
-}
-
-impl KeyQueue for RateLimitingQueue<Arc<str>> {
-    fn add_key(&self, key: Arc<str>, _: Priority) {
-        self.add(key);
-    }
-}
-
-impl KeyQueue for Queue<Arc<str>> {
-    fn add_key(&self, key: Arc<str>, _: Priority) {
-        self.add(key);
-    }
-}
 
 /// Enqueues the key of every object it is told of, at a priority that depends on the
 /// notification (see the module docs).
@@ -63,11 +36,11 @@ impl KeyQueue for Queue<Arc<str>> {
 /// use std::sync::Arc;
 /// use clientgo_apimachinery::{DynamicObject, ObjectMut};
 /// use clientgo_informer::{EnqueueHandler, ResourceEventHandler};
-/// use clientgo_workqueue::PriorityQueue;
+/// use clientgo_workqueue::Queue;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let queue = PriorityQueue::new(Arc::new(clientgo_ratelimit::default_controller_rate_limiter()));
+/// let queue = Queue::builder().rate_limiter(Arc::new(clientgo_ratelimit::default_controller_rate_limiter())).priority().build();
 /// let handler = EnqueueHandler::new(queue.clone());
 /// let mut listed = DynamicObject::new("listed");
 /// listed.set_namespace("default".into());
@@ -78,22 +51,22 @@ impl KeyQueue for Queue<Arc<str>> {
 /// assert_eq!(**queue.get().await.unwrap(), *"default/created");
 /// # }
 /// ```
-pub struct EnqueueHandler<T, Q = PriorityQueue<Arc<str>>> {
+pub struct EnqueueHandler<T, Q = Queue<Arc<str>>> {
     queue: Q,
     /// Maps an object to the key to enqueue; `None` for the object's own key.
     key: Option<KeyFn<T>>,
 }
 
-impl<T, Q> EnqueueHandler<T, Q> {
+impl<T> EnqueueHandler<T> {
     /// Enqueues each object's own key (`namespace/name`).
-    pub fn new(queue: Q) -> Self {
+    pub fn new(queue: Queue<Arc<str>>) -> Self {
         Self { queue, key: None }
     }
 
     /// Enqueues the key `key` maps an object to, if any: for example the key of the object's
     /// controller. A tombstone without a last known state cannot be mapped, and is skipped.
     pub fn with_key_fn(
-        queue: Q,
+        queue: Queue<Arc<str>>,
         key: impl Fn(&T) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         Self {
@@ -117,7 +90,7 @@ pub fn controller_key<T: Object>(object: &T, kind: &str) -> Option<String> {
     })
 }
 
-impl<T: Object, Q: KeyQueue> EnqueueHandler<T, Q> {
+impl<T: Object> EnqueueHandler<T> {
     fn key_of(&self, object: &T) -> Option<String> {
         match &self.key {
             Some(key) => key(object),
@@ -127,12 +100,13 @@ impl<T: Object, Q: KeyQueue> EnqueueHandler<T, Q> {
 
     fn enqueue(&self, key: Option<String>, priority: Priority) {
         if let Some(key) = key {
-            self.queue.add_key(Arc::from(key), priority);
+            self.queue
+                .add_with(Arc::from(key), AddOptions::priority(priority));
         }
     }
 }
 
-impl<T: Object + Send + Sync, Q: KeyQueue> ResourceEventHandler<T> for EnqueueHandler<T, Q> {
+impl<T: Object + Send + Sync> ResourceEventHandler<T> for EnqueueHandler<T> {
     fn on_add(&self, object: &Arc<T>, is_in_initial_list: bool) {
         let priority = if is_in_initial_list {
             PRIORITY_LOW
@@ -162,7 +136,7 @@ impl<T: Object + Send + Sync, Q: KeyQueue> ResourceEventHandler<T> for EnqueueHa
     }
 }
 
-impl<T, Q: fmt::Debug> fmt::Debug for EnqueueHandler<T, Q> {
+impl<T> fmt::Debug for EnqueueHandler<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EnqueueHandler")
             .field("queue", &self.queue)
@@ -184,14 +158,12 @@ mod tests {
         Arc::new(object)
     }
 
-    fn queue() -> PriorityQueue<Arc<str>> {
-        PriorityQueue::new(Arc::new(
-            clientgo_ratelimit::default_controller_rate_limiter(),
-        ))
+    fn queue() -> Queue<Arc<str>> {
+        Queue::builder().default_rate_limiter().priority().build()
     }
 
     /// Every key in line, in the order the queue hands them out.
-    async fn in_order(queue: &PriorityQueue<Arc<str>>) -> Vec<String> {
+    async fn in_order(queue: &Queue<Arc<str>>) -> Vec<String> {
         let mut keys = Vec::new();
         while !queue.is_empty() {
             let held = queue.get().await.unwrap();
@@ -257,7 +229,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn on_a_fifo_queue_every_notification_enqueues_its_key_in_order() {
-        let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+        let queue = Queue::<Arc<str>>::with_default_rate_limiter();
         let handler = EnqueueHandler::new(queue.clone());
         handler.on_add(&object("ns", "listed", "1"), true);
         handler.on_update(&object("ns", "changed", "1"), &object("ns", "changed", "2"));
@@ -305,7 +277,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_dependent_enqueues_its_controller_even_from_a_tombstone() {
-        let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+        let queue = Queue::<Arc<str>>::with_default_rate_limiter();
         let handler = EnqueueHandler::with_key_fn(queue.clone(), |d: &DynamicObject| {
             controller_key(d, "Foo")
         });

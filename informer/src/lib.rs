@@ -25,7 +25,7 @@
 //! use std::time::Duration;
 //! use clientgo_informer::{EnqueueHandler, SharedInformerFactory, split_meta_namespace_key};
 //! use clientgo_rest::{Config, RestClient};
-//! use clientgo_workqueue::{PriorityQueue, run_workers};
+//! use clientgo_workqueue::{Queue, run_workers};
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use tokio_util::sync::CancellationToken;
 //! # mod k8s_openapi { pub mod api { pub mod core { pub mod v1 {
@@ -45,8 +45,7 @@
 //! let client = RestClient::new(&Config::infer()?)?;
 //! let factory = SharedInformerFactory::builder(&client).namespace("default").build();
 //! let configmaps = factory.informer::<ConfigMap>(); // list + watch -> cache
-//! let limiter = Arc::new(clientgo_ratelimit::default_controller_rate_limiter());
-//! let queue = PriorityQueue::new(limiter);
+//! let queue = Queue::builder().default_rate_limiter().priority().build();
 //! configmaps.add_event_handler(EnqueueHandler::new(queue.clone()))?; // change -> key
 //!
 //! let shutdown = CancellationToken::new(); // clientgo::signals::shutdown_on_signal()
@@ -111,7 +110,7 @@ pub use reflector_store::ReflectorStore;
 
 pub use cache_sync::{CacheSyncError, InformerSynced, NotSyncedReason, wait_for_cache_sync};
 pub use controller::{process_deltas, process_loop};
-pub use enqueue::{EnqueueHandler, KeyQueue, controller_key};
+pub use enqueue::{EnqueueHandler, controller_key};
 pub use factory::{SharedInformerFactory, SharedInformerFactoryBuilder};
 pub use fifo::{
     DEFAULT_QUEUE_CAPACITY, Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, KeyListerGetter,

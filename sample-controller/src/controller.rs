@@ -55,7 +55,7 @@ use clientgo_informer::{
 use clientgo_leaderelection::Fence;
 use clientgo_record::{EventRecorder, EventType, ObjectReference};
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
-use clientgo_workqueue::{QueueConfig, WorkerPool, WorkerStats};
+use clientgo_workqueue::{Queue, QueueConfig, WorkerPool, WorkerStats};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
@@ -64,7 +64,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::desired::{controlled_by, desired_status, inherit_labels, new_deployment};
 use crate::foo::Foo;
-use crate::work_queue::WorkQueue;
+use crate::work_queue;
 use crate::{finalizer, records};
 
 /// Event reason: a Foo was synced.
@@ -145,7 +145,7 @@ pub struct Controller {
     deployments: TypedLister<Deployment>,
     foo_informer: SharedIndexInformer<Foo>,
     deployment_informer: SharedIndexInformer<Compact<Deployment>>,
-    queue: WorkQueue,
+    queue: Queue<Arc<str>>,
     recorder: EventRecorder,
     stats: Stats,
     inherited_labels: Vec<String>,
@@ -185,7 +185,7 @@ impl Controller {
         priority_queue: bool,
         inherited_labels: Vec<String>,
     ) -> Result<Arc<Controller>, InformerError> {
-        let queue = WorkQueue::new(priority_queue, queue_config);
+        let queue = work_queue::new(priority_queue, queue_config);
         let controller = Arc::new(Controller {
             client,
             foos: foo_informer.lister(),
@@ -240,13 +240,14 @@ impl Controller {
     }
 
     /// The work queue (for tests and metrics).
-    pub fn queue(&self) -> &WorkQueue {
+    pub fn queue(&self) -> &Queue<Arc<str>> {
         &self.queue
     }
 
     /// Enqueues the Foo's key; `routine` for a notification that most likely needs no work.
     fn enqueue(&self, foo: &Foo, routine: bool) {
-        self.queue.add(Arc::from(foo.key()), routine);
+        self.queue
+            .add_with(Arc::from(foo.key()), work_queue::add_options(routine));
     }
 
     /// Enqueues the Foo controlling `deployment`; ignores Deployments no Foo controls.

@@ -39,11 +39,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, Resource};
-use clientgo_informer::{EnqueueHandler, InformerSynced, KeyQueue, wait_for_cache_sync};
+use clientgo_informer::{EnqueueHandler, InformerSynced, wait_for_cache_sync};
 use clientgo_leaderelection::{Ended, Fence, leader_election_client};
 use clientgo_rest::{Config, RestClient};
 use clientgo_sharding::{Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig};
-use clientgo_workqueue::{Priority, WorkerPool};
+use clientgo_workqueue::WorkerPool;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
@@ -113,15 +113,6 @@ pub fn sharded_resources() -> Vec<ShardedResource> {
     ]
 }
 
-/// The controller's queue, as the gate's handler adds to it.
-struct ControllerQueue(Arc<Controller>);
-
-impl KeyQueue for ControllerQueue {
-    fn add_key(&self, key: Arc<str>, priority: Priority) {
-        self.0.queue().add_key(key, priority);
-    }
-}
-
 /// One shard of the controller, wired, not yet running: [`build`] it, serve its
 /// [`ready`](Replica::ready) and metrics, then [`run`](Replica::run) it.
 pub struct Replica {
@@ -164,9 +155,7 @@ pub fn build(
     .map_err(RunError::Controller)?;
     let gate = sharded.gate();
     app.foos
-        .add_event_handler(
-            gate.handler(EnqueueHandler::new(ControllerQueue(app.controller.clone()))),
-        )
+        .add_event_handler(gate.handler(EnqueueHandler::new(app.controller.queue().clone())))
         .map_err(|e| controller_error(&e))?;
     if let Some(registry) = registry {
         let registry = registry.sub_registry_with_prefix("sharding");

@@ -4,14 +4,13 @@
 //! work queue; workers take keys from the queue and reconcile them. The queue is what makes that
 //! loop level-based and safe:
 //!
-//! * [`Queue`]: coalesces duplicate keys, never hands one key to two workers at once, and
-//!   hands a key out again if it changed while it was being processed.
-//! * [`DelayingQueue`]: adds keys after a delay, with one timer for the whole queue.
-//! * [`RateLimitingQueue`]: retries failed keys after a delay chosen by a
-//!   [`RateLimiter`], typically growing per failure.
-//! * [`PriorityQueue`]: a rate-limited queue that hands out the highest priority first, with
-//!   aging so that nothing starves; after a restart, real changes pass the backlog of the
-//!   initial list (not in client-go; controller-runtime has one without aging).
+//! * [`Queue`], one type for client-go's three layers: coalesces duplicate keys, never hands
+//!   one key to two workers at once, and hands a key out again if it changed while it was
+//!   being processed; adds keys after a delay, with one timer for the whole queue; retries
+//!   failed keys after a delay chosen by a [`RateLimiter`], typically growing per failure.
+//! * Priority: a queue built with [`QueueBuilder::priority`] hands out the highest priority
+//!   first, with aging so that nothing starves; after a restart, real changes pass the backlog
+//!   of the initial list (not in client-go; controller-runtime has one without aging).
 //! * [`run_workers`] and [`WorkerPool`]: the worker loop around a queue, workers as tasks on
 //!   every core, with panic isolation, forget on success, retry after backoff on failure, a
 //!   bounded drain on cancel, and a fence (nothing runs after the pool, nor past a lease's
@@ -31,12 +30,12 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use clientgo_workqueue::{RateLimitingQueue, run_workers};
+//! use clientgo_workqueue::{Queue, run_workers};
 //! use tokio_util::sync::CancellationToken;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let queue = RateLimitingQueue::<Arc<str>>::with_default_rate_limiter();
+//! let queue = Queue::<Arc<str>>::with_default_rate_limiter();
 //! queue.add(Arc::from("default/web")); // what an event handler does on a change
 //! let shutdown = CancellationToken::new(); // cancelled on SIGTERM in a program
 //! let stop = shutdown.clone();
@@ -62,14 +61,14 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use clientgo_workqueue::RateLimitingQueue;
+//! use clientgo_workqueue::Queue;
 //!
 //! async fn reconcile(key: &str) -> Result<(), String> {
 //!     println!("reconciling {key}");
 //!     Ok(())
 //! }
 //!
-//! async fn worker(queue: RateLimitingQueue<Arc<str>>) {
+//! async fn worker(queue: Queue<Arc<str>>) {
 //!     // `get` returns None once the queue is shut down and empty.
 //!     while let Some(key) = queue.get().await {
 //!         // End each hold with an outcome. A guard dropped without one (a panic, an aborted
@@ -83,7 +82,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let queue = RateLimitingQueue::new(Arc::new(
+//! let queue = Queue::rate_limiting(Arc::new(
 //!     clientgo_ratelimit::default_controller_rate_limiter(),
 //! ));
 //! queue.add(Arc::from("default/web"));
@@ -95,29 +94,25 @@
 
 #![deny(missing_docs)]
 
-mod delaying;
+mod builder;
 mod item;
 mod line;
 mod metrics;
-mod priority;
 mod prometheus;
 mod queue;
-mod rate_limiting;
 mod state;
 mod sync;
 mod waiters;
 #[cfg(not(clientgo_loom))]
 mod workers;
 
-pub use delaying::DelayingQueue;
+pub use builder::{AddOptions, DEFAULT_AGING, QueueBuilder, QueueConfig};
 pub use line::{PRIORITY_LOW, PRIORITY_NORMAL, Priority};
 pub use metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric, set_provider,
 };
-pub use priority::{AddOptions, DEFAULT_AGING, PriorityQueue, PriorityQueueConfig};
 pub use prometheus::PrometheusMetricsProvider;
-pub use queue::{Drain, Get, Processing, Queue, QueueConfig, QueueItem};
-pub use rate_limiting::RateLimitingQueue;
+pub use queue::{Drain, Get, Processing, Queue, QueueItem};
 #[cfg(not(clientgo_loom))]
 pub use workers::{DEFAULT_DRAIN_TIMEOUT, Reconciled, WorkerPool, WorkerStats, run_workers};
 

@@ -2,7 +2,7 @@
 //!
 //! The queue's state (see `state.rs`) decides *whether* an item waits; the line decides in
 //! which order waiting items are handed out. client-go's queue has one order, FIFO; a
-//! [`PriorityQueue`](crate::PriorityQueue) hands out the highest priority first, FIFO within a
+//! priority [`Queue`](crate::Queue) hands out the highest priority first, FIFO within a
 //! priority, with **aging**: every waiting item is ranked by
 //!
 //! ```text
@@ -44,7 +44,7 @@ use crate::metrics::{GaugeMetric, MetricsProvider};
 /// heap alike).
 pub(crate) const COMPACT_SLACK: usize = 1024;
 
-/// The priority of an item in a [`PriorityQueue`](crate::PriorityQueue): higher goes first.
+/// The priority of an item in a priority [`Queue`](crate::Queue): higher goes first.
 pub type Priority = i32;
 
 /// The priority of ordinary adds (and of every add to the other queues).

@@ -83,7 +83,7 @@ pub trait MetricsProvider: Send + Sync {
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
 
     /// Items of one priority that need processing, in a
-    /// [`PriorityQueue`](crate::PriorityQueue) (`workqueue_depth_by_priority`; not a
+    /// priority [`Queue`](crate::Queue) (`workqueue_depth_by_priority`; not a
     /// client-go metric). The default discards the values, so providers written for the other
     /// queues keep working.
     fn new_depth_by_priority_metric(&self, name: &str, priority: i32) -> Box<dyn GaugeMetric> {
@@ -292,7 +292,7 @@ mod tests {
     use std::time::Duration;
 
     use super::testing::RecordingProvider;
-    use crate::{DelayingQueue, Queue, QueueConfig};
+    use crate::{Queue, QueueConfig};
 
     fn config(provider: &RecordingProvider) -> QueueConfig {
         QueueConfig::named("test").with_metrics_provider(Arc::new(provider.clone()))
@@ -352,7 +352,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn every_add_after_counts_a_retry() {
         let provider = RecordingProvider::default();
-        let queue = DelayingQueue::with_config(config(&provider));
+        let queue = Queue::with_config(config(&provider));
         queue.add_after("foo", Duration::ZERO);
         queue.add_after("foo", Duration::from_millis(10));
         queue.add_after("bar", Duration::from_millis(10));

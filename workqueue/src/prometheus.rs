@@ -16,7 +16,7 @@
 //! | `workqueue_depth_by_priority` | gauge, labels `name` and `priority` (priority queues) |
 //!
 //! Every family carries the label `name`: the queue's name. The last family is not client-go's:
-//! a [`PriorityQueue`](crate::PriorityQueue) reports its depth per priority there, besides the
+//! a priority [`Queue`](crate::Queue) reports its depth per priority there, besides the
 //! total in `workqueue_depth`.
 
 use std::sync::atomic::AtomicU64;
@@ -201,14 +201,13 @@ mod tests {
     use prometheus_client::registry::Registry;
 
     use super::PrometheusMetricsProvider;
-    use crate::{DelayingQueue, QueueConfig};
+    use crate::{Queue, QueueConfig};
 
     #[tokio::test(start_paused = true)]
     async fn exports_client_go_names_with_the_queue_name_label() {
         let mut registry = Registry::default();
         let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
-        let queue =
-            DelayingQueue::with_config(QueueConfig::named("foos").with_metrics_provider(provider));
+        let queue = Queue::with_config(QueueConfig::named("foos").with_metrics_provider(provider));
         queue.add("a");
         queue.add_after("b", Duration::from_millis(5));
         let item = queue.get().await.unwrap();

@@ -1,35 +1,65 @@
-//! The work queue: client-go's `util/workqueue/queue.go`.
+//! The work queue: client-go's `util/workqueue` (`queue.go`, `delaying_queue.go`,
+//! `rate_limiting_queue.go`) as one type.
 //!
 //! A [`Queue`] hands keys to workers with client-go's guarantees:
 //!
 //! * **Stingy**: an item is never handed to two workers at once, and adding an item that is
 //!   already waiting does nothing (duplicates coalesce).
-//! * **Fair**: distinct items come out in the order they were first added.
+//! * **Fair**: distinct items come out in the order they were first added (on a priority
+//!   queue: highest priority first, in that order within a priority).
 //! * **Level-triggered**: an item added while a worker processes it is handed out again once the
 //!   worker is done, so the latest change is always seen.
-//! * **Shut down**: after [`shut_down`](Queue::shut_down) adds are ignored, the items already
-//!   waiting are still handed out, and then `get` returns `None` to tell workers to stop.
+//! * **Shut down**: after [`shut_down`](Queue::shut_down) adds are ignored, pending delayed
+//!   adds are dropped, the items already waiting are still handed out, and then `get` returns
+//!   `None` to tell workers to stop.
+//!
+//! Every queue can delay an add ([`add_after`](Queue::add_after)); one built with a
+//! [`RateLimiter`] backs failed items off ([`Processing::retry`],
+//! [`add_rate_limited`](Queue::add_rate_limited)); one built with
+//! [`priority`](crate::QueueBuilder::priority) serves real changes before the backlog of a
+//! start (see below). The options are set on a [`QueueBuilder`](crate::QueueBuilder); the
+//! constructors keep client-go's names for the usual combinations.
+//!
+//! ## Priority, and why
+//!
+//! When a controller starts (or fails over), its informers deliver every existing object as an
+//! add, and the queue fills with keys that most likely need nothing; a real change that
+//! arrives then waits, in a FIFO queue, behind the whole backlog. On a priority queue the
+//! event handlers add those keys at [`PRIORITY_LOW`](crate::PRIORITY_LOW) (the informer
+//! crate's `EnqueueHandler` does), so real changes, at [`PRIORITY_NORMAL`], pass them.
+//! Aging keeps anything from starving: waiting the builder's `aging` is worth one priority
+//! level, so an item added at priority `p` is handed out before every item of a higher
+//! priority `q` added more than `(q − p) × aging` after it, however many keep arriving. An
+//! add of an item that already waits keeps the higher of the two priorities and the better
+//! place in line; a retry keeps the priority the item was handed out at. client-go has no
+//! priority queue; controller-runtime's (`pkg/controller/priorityqueue`) orders by priority
+//! alone, so a steady stream of normal adds holds a low key back for ever.
 //!
 //! ## Where it differs from client-go
 //!
+//! * One type instead of three interfaces embedded in one another: client-go's
+//!   `TypedRateLimitingInterface` embeds `TypedDelayingInterface`, which embeds
+//!   `TypedInterface`. Here the layers are options of the one queue, so a function that takes
+//!   a queue takes every kind, and nothing dereferences to anything.
 //! * `get` returns a [`Processing`] guard instead of the bare item, and the guard is the only
 //!   way to mark the item done: there is no `Done(item)` call that could release a hold some
 //!   other worker has since taken on the same item. The worker ends the hold with an outcome:
 //!   [`done`](Processing::done), [`forget`](Processing::forget) (success: also drop the item's
-//!   failure history) or [`retry`](Processing::retry) (failure: back in line, rate-limited
-//!   where the queue has a rate limiter).
+//!   failure history), [`retry`](Processing::retry) (failure: back in line after its backoff)
+//!   or [`requeue_after`](Processing::requeue_after).
 //! * A guard dropped without an outcome (the worker panicked, returned early, or its task was
-//!   aborted) is a failure, not a success: the item is re-queued, after its backoff on a
-//!   [`RateLimitingQueue`](crate::RateLimitingQueue), at once on other queues, so the change it
-//!   stood for is not lost. client-go's worker marks the item done in a `defer` and loses it
-//!   unless the worker re-added it; and client-go crashes the process on a panic
-//!   (`HandleCrash`), which here is the caller's choice: a panic that unwinds through the
-//!   worker drops the guard like any other early exit, and the item comes back.
+//!   aborted) is a failure, not a success: the item is re-queued, after its backoff where the
+//!   queue has a rate limiter, at once otherwise, so the change it stood for is not lost.
+//!   client-go's worker marks the item done in a `defer` and loses it unless the worker
+//!   re-added it; and client-go crashes the process on a panic (`HandleCrash`), which here is
+//!   the caller's choice.
 //! * Waiting is a FIFO of wakers under the queue's lock (see `waiters.rs`) rather than a
 //!   condition variable, so async tasks and threads ([`Queue::get_blocking`]) share it.
 //! * An item's state is one table entry instead of client-go's separate `dirty` and
 //!   `processing` sets and the delaying queue's map: one hash lookup per operation, computed
 //!   before the lock is taken (see `state.rs`, which also lists the table's invariants).
+//!   Delayed items wait in the same state, ordered by a min-heap that one timer task watches
+//!   (see `queue/timer.rs`).
 //!
 //! ## Invariants, kept under the lock
 //!
@@ -41,75 +71,33 @@
 //! 2. Drain waiters are woken whenever no item is being processed any more, or the drain is
 //!    cancelled.
 //! 3. `closed` is set in the same critical section that sets `shutting_down`, and never
-//!    cleared: [`Queue::shutting_down`] reads it without the lock, which keeps the delaying
-//!    queue's `add_after` off the lock once the queue is shut down.
+//!    cleared: [`Queue::shutting_down`] reads it without the lock, which keeps `add_after`
+//!    off the lock once the queue is shut down.
 
-use clientgo_journey::DoneOutcome;
 use std::fmt;
-use std::future::Future;
 use std::hash::BuildHasher;
-use std::pin::Pin;
 use std::sync::Arc as StdArc;
 use std::sync::atomic::Ordering;
-use std::task::{Context, Poll, Waker};
+use std::task::Waker;
+use std::time::Duration;
 
+use clientgo_journey::DoneOutcome;
+use clientgo_ratelimit::RateLimiter;
+
+use crate::builder::{AddOptions, QueueBuilder, QueueConfig};
 use crate::item::ItemHasher;
 pub use crate::item::QueueItem;
 use crate::line::{DepthByPriority, Line, PRIORITY_NORMAL, Priority, PriorityLine};
-use crate::metrics::{MetricsProvider, QueueMetrics, resolve_provider};
+use crate::metrics::{CounterMetric, QueueMetrics, resolve_provider};
 use crate::state::{Fired, State, TakenDelayed, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
 
+mod guard;
 pub(crate) mod journey;
+mod timer;
 
-/// Options for a new queue: client-go's `TypedQueueConfig`.
-#[derive(Clone, Default)]
-pub struct QueueConfig {
-    /// The queue's name, the `name` label of its metrics. A queue without a name has no metrics.
-    pub name: String,
-    /// Where the queue's metrics go; `None` uses the provider given to
-    /// [`set_provider`](crate::set_provider), if any.
-    pub metrics_provider: Option<StdArc<dyn MetricsProvider>>,
-}
-
-impl QueueConfig {
-    /// A configuration with only a name.
-    pub fn named(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            metrics_provider: None,
-        }
-    }
-
-    /// Sends this queue's metrics to `provider`.
-    pub fn with_metrics_provider(mut self, provider: StdArc<dyn MetricsProvider>) -> Self {
-        self.metrics_provider = Some(provider);
-        self
-    }
-}
-
-impl fmt::Debug for QueueConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueueConfig")
-            .field("name", &self.name)
-            .field("metrics_provider", &self.metrics_provider.is_some())
-            .finish()
-    }
-}
-
-/// What a queue with delays (and maybe a rate limiter) does for an item handed back: the
-/// delaying queue's part of the [`Processing`] outcomes.
-pub(crate) trait Delays<T>: Send + Sync {
-    /// Schedules `item` (still held) to be added again after its backoff, with the priority
-    /// it was handed out at. Returns false when there is no rate limiter or the queue it
-    /// belongs to is gone, so the caller falls back to adding it at once.
-    fn retry(&self, item: &T, priority: Priority) -> bool;
-    /// Drops the failure history of `item` (nothing without a rate limiter).
-    fn forget(&self, item: &T);
-    /// Schedules `item` to be added again once `delay` has passed. Returns false when the
-    /// queue it belongs to is gone.
-    fn after(&self, item: &T, delay: std::time::Duration, priority: Priority) -> bool;
-}
+pub use guard::{Drain, Get, Processing};
+use timer::Timer;
 
 /// A work queue of keys. Cloning gives another handle to the same queue.
 ///
@@ -132,20 +120,42 @@ pub(crate) trait Delays<T>: Send + Sync {
 /// assert!(queue.get().await.is_none());
 /// # });
 /// ```
+///
+/// A controller's queue backs failures off and, built with
+/// [`priority`](QueueBuilder::priority), serves real changes first:
+///
+/// ```
+/// use std::sync::Arc;
+/// use clientgo_workqueue::{AddOptions, Queue};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let queue: Queue<Arc<str>> = Queue::builder().name("foos").default_rate_limiter().priority().build();
+/// queue.add_with("default/listed".into(), AddOptions::low()); // from the initial list
+/// queue.add("default/changed".into()); // a real change
+/// let next = queue.get().await.unwrap();
+/// assert_eq!(&**next, "default/changed");
+/// next.retry(); // failed: back after its backoff (5 ms the first time)
+/// # }
+/// ```
 pub struct Queue<T> {
     shared: Arc<Shared<T>>,
 }
 
-struct Shared<T> {
+pub(crate) struct Shared<T> {
     state: Mutex<State<T>>,
     /// The queue's name, for its journey events.
     name: Box<str>,
     hasher: ItemHasher,
     /// `state.shutting_down`, readable without the lock (set under it, never cleared).
     closed: AtomicBool,
-    /// The delaying queue's part in [`Processing::retry`], [`Processing::forget`] and
-    /// [`Processing::requeue_after`], if the queue has delays.
-    delays: Option<Box<dyn Delays<T>>>,
+    /// Backs failed items off; without one a retried item goes back in line at once.
+    limiter: Option<StdArc<dyn RateLimiter<T>>>,
+    /// Moves delayed items in line when they come due: started by the first delayed add.
+    timer: Timer,
+    /// client-go's `workqueue_retries_total`: delayed adds.
+    retries: Option<Box<dyn CounterMetric>>,
+    priority: bool,
 }
 
 /// The order in which a queue hands out its waiting items.
@@ -155,7 +165,7 @@ pub(crate) enum Order {
     Fifo,
     /// Highest priority first, FIFO within a priority; waiting `aging` is worth one priority
     /// level (see `line.rs`).
-    Priority { aging: std::time::Duration },
+    Priority { aging: Duration },
 }
 
 /// How many taken delayed adds a shut down releases per critical section.
@@ -179,32 +189,60 @@ impl<T> Clone for Queue<T> {
     }
 }
 
+/// Making a queue.
 impl<T: QueueItem> Queue<T> {
-    /// A new queue without a name (and so without metrics): client-go's `NewTyped`.
+    /// A new queue without a name (and so without metrics) or rate limiter: client-go's
+    /// `NewTyped` (and `NewTypedDelayingQueue`: every queue can delay an add).
     pub fn new() -> Self {
-        Self::with_config(QueueConfig::default())
+        Self::builder().build()
     }
 
-    /// A new queue: client-go's `NewTypedWithConfig`.
-    ///
-    /// A named queue with a metrics provider refreshes its unfinished-work gauges every 500 ms
-    /// from a tokio task; created outside a tokio runtime, it reports every other metric but
-    /// leaves those two at zero (and says so in a warning).
+    /// A new queue without a rate limiter: client-go's `NewTypedWithConfig`.
     pub fn with_config(config: QueueConfig) -> Self {
-        Self::build(config, None, Order::Fifo)
+        Self::builder().config(config).build()
     }
 
-    /// A new queue that hands items out in `order`, its failed and requeued items going
-    /// through `delays`.
+    /// A new queue that backs failed items off as `limiter` says: client-go's
+    /// `NewTypedRateLimitingQueue`.
+    pub fn rate_limiting(limiter: StdArc<dyn RateLimiter<T>>) -> Self {
+        Self::builder().rate_limiter(limiter).build()
+    }
+
+    /// [`rate_limiting`](Queue::rate_limiting) with a name and metrics: client-go's
+    /// `NewTypedRateLimitingQueueWithConfig`.
+    pub fn rate_limiting_with_config(
+        limiter: StdArc<dyn RateLimiter<T>>,
+        config: QueueConfig,
+    ) -> Self {
+        Self::builder().config(config).rate_limiter(limiter).build()
+    }
+
+    /// A new queue with client-go's default controller rate limiter
+    /// (`DefaultTypedControllerRateLimiter`), the usual queue of a controller.
+    pub fn with_default_rate_limiter() -> Self
+    where
+        T: Sync,
+    {
+        Self::builder().default_rate_limiter().build()
+    }
+
+    /// A builder for any other combination: name, metrics, rate limiter, priority and aging.
+    pub fn builder() -> QueueBuilder<T> {
+        QueueBuilder::default()
+    }
+
     pub(crate) fn build(
         config: QueueConfig,
-        delays: Option<Box<dyn Delays<T>>>,
+        limiter: Option<StdArc<dyn RateLimiter<T>>>,
         order: Order,
     ) -> Self {
         let provider = resolve_provider(&config.name, config.metrics_provider.as_ref());
         let metrics = provider
             .as_ref()
             .map(|provider| QueueMetrics::new(&**provider, &config.name));
+        let retries = provider
+            .as_ref()
+            .map(|provider| provider.new_retries_metric(&config.name));
         let has_metrics = metrics.is_some();
         let hasher = ItemHasher::default();
         let line = match order {
@@ -220,7 +258,10 @@ impl<T: QueueItem> Queue<T> {
                 name: config.name.as_str().into(),
                 closed: AtomicBool::new(false),
                 hasher,
-                delays,
+                limiter,
+                timer: Timer::new(),
+                retries,
+                priority: matches!(order, Order::Priority { .. }),
             }),
         };
         if has_metrics {
@@ -261,17 +302,83 @@ impl<T: QueueItem> Queue<T> {
 
     #[cfg(clientgo_loom)]
     fn spawn_unfinished_work_updater(&self, _name: &str) {}
+}
 
+/// Adding.
+impl<T: QueueItem> Queue<T> {
     /// Marks `item` as needing processing.
     ///
     /// Ignored after shut down. An item already waiting stays where it is; an item being
-    /// processed is handed out again after its worker is done.
+    /// processed is handed out again after its worker is done. On a priority queue it waits
+    /// at [`PRIORITY_NORMAL`].
     pub fn add(&self, item: T) {
-        self.add_with(item, PRIORITY_NORMAL);
+        self.add_at_priority(item, PRIORITY_NORMAL);
     }
 
-    /// [`add`](Queue::add) with a priority, which only a priority queue's line uses.
-    pub(crate) fn add_with(&self, item: T, priority: Priority) {
+    /// Adds `item` once `delay` has passed: client-go's `AddAfter`. An item waits at most
+    /// once: adding it again while it waits keeps the earlier of the two ready times. A zero
+    /// delay adds it at once.
+    ///
+    /// The first delayed add of a queue starts its timer task, in the tokio runtime the queue
+    /// was built in, else in the caller's, else (a queue of plain threads) on a thread of its
+    /// own.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.trace_add_after(&item, delay);
+        self.add_after_at_priority(item, delay, PRIORITY_NORMAL);
+    }
+
+    /// Adds `item` after the backoff the rate limiter gives it, recording one more failure:
+    /// client-go's `AddRateLimited`. On a queue without a rate limiter it is added at once.
+    /// A worker holding the item ends its hold with [`Processing::retry`] instead.
+    pub fn add_rate_limited(&self, item: T) {
+        self.add_with(
+            item,
+            AddOptions {
+                rate_limited: true,
+                ..AddOptions::default()
+            },
+        );
+    }
+
+    /// Adds `item` with `options`: a priority (which only a priority queue's line uses), a
+    /// delay, the rate limiter's backoff. Delayed and rate-limited at once, it waits for the
+    /// shorter of the two delays, as controller-runtime's priority queue does.
+    pub fn add_with(&self, item: T, options: AddOptions) {
+        let mut after = options.after;
+        if let (true, Some(limiter)) = (options.rate_limited, &self.shared.limiter) {
+            if !self.shutting_down() {
+                let backoff = limiter.when(&item);
+                after = Some(after.map_or(backoff, |after| after.min(backoff)));
+                self.trace_backoff(&item, backoff, &**limiter);
+            }
+        } else if let Some(delay) = after {
+            self.trace_add_after(&item, delay);
+        }
+        match after {
+            Some(delay) => self.add_after_at_priority(item, delay, options.priority),
+            None => self.add_at_priority(item, options.priority),
+        }
+    }
+
+    /// Drops the failure history of `item` in the rate limiter: client-go's `Forget`. A
+    /// worker holding the item ends its hold with [`Processing::forget`] instead.
+    pub fn forget(&self, item: &T) {
+        if let Some(limiter) = &self.shared.limiter {
+            limiter.forget(item);
+        }
+    }
+
+    /// How many failures the rate limiter has recorded for `item` since it was last
+    /// forgotten (0 without a rate limiter): client-go's `NumRequeues`.
+    pub fn num_requeues(&self, item: &T) -> usize {
+        self.shared
+            .limiter
+            .as_ref()
+            .map_or(0, |limiter| limiter.num_requeues(item))
+    }
+
+    /// An add at `priority`, now.
+    pub(crate) fn add_at_priority(&self, item: T, priority: Priority) {
         let hash = self.hash(&item);
         let wakeup = {
             let mut state = self.shared.state.lock();
@@ -295,17 +402,26 @@ impl<T: QueueItem> Queue<T> {
         }
     }
 
-    /// The queue's name (empty for an unnamed queue).
-    pub(crate) fn name(&self) -> &str {
-        &self.shared.name
+    /// An add at `priority` once `delay` has passed (counted as a retry in the metrics).
+    pub(crate) fn add_after_at_priority(&self, item: T, delay: Duration, priority: Priority) {
+        if self.shutting_down() {
+            return;
+        }
+        if let Some(retries) = &self.shared.retries {
+            retries.inc();
+        }
+        if delay.is_zero() {
+            self.add_at_priority(item, priority);
+            return;
+        }
+        let at = self.shared.timer.ready_at(&self.shared, delay);
+        if self.add_at(item, at, priority) {
+            self.shared.timer.wake();
+        }
     }
 
-    pub(crate) fn hash(&self, item: &T) -> u64 {
-        self.shared.hasher.hash_one(item)
-    }
-
-    /// Schedules an add of `item` at `at` (nanoseconds on the delaying queue's clock), keeping
-    /// an earlier pending one. Returns whether the timer must re-arm for an earlier time.
+    /// Schedules an add of `item` at `at` (nanoseconds on the timer's clock), keeping an
+    /// earlier pending one. Returns whether the timer must re-arm for an earlier time.
     pub(crate) fn add_at(&self, item: T, at: u64, priority: Priority) -> bool {
         if self.shutting_down() {
             return false;
@@ -316,6 +432,28 @@ impl<T: QueueItem> Queue<T> {
             return false;
         }
         state.add_after_with(&self.shared.hasher, hash, item, at, priority)
+    }
+
+    fn trace_add_after(&self, item: &T, delay: Duration) {
+        if journey::enabled() {
+            journey::add_after(&self.shared.name, item, self.hash(item), delay);
+        }
+    }
+
+    fn trace_backoff(&self, item: &T, delay: Duration, limiter: &dyn RateLimiter<T>) {
+        if journey::enabled() {
+            let failures = limiter.num_requeues(item);
+            journey::backoff(&self.shared.name, item, self.hash(item), delay, failures);
+        }
+    }
+
+    /// The queue's name (empty for an unnamed queue).
+    pub(crate) fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    pub(crate) fn hash(&self, item: &T) -> u64 {
+        self.shared.hasher.hash_one(item)
     }
 
     /// Adds the delayed items due at `now`, at most `limit` of them in one critical section.
@@ -330,21 +468,16 @@ impl<T: QueueItem> Queue<T> {
         wake_all(wakeups);
         fired
     }
+}
 
-    /// How many items have a delayed add pending.
-    pub(crate) fn delayed_len(&self) -> usize {
-        self.shared.state.lock().delayed_len()
-    }
-
+/// Taking, and ending holds.
+impl<T: QueueItem> Queue<T> {
     /// Waits for the next item; `None` once the queue is shut down and empty.
     ///
     /// The returned guard marks the item done when dropped. The future is cancel-safe: dropped
     /// before it completes, it takes nothing from the queue.
     pub fn get(&self) -> Get<'_, T> {
-        Get {
-            queue: self,
-            waiter: None,
-        }
+        Get::new(self)
     }
 
     /// [`get`](Queue::get) for plain threads: parks the calling thread until an item is ready.
@@ -369,11 +502,14 @@ impl<T: QueueItem> Queue<T> {
     /// Ends a failed hold: the item comes back after its backoff, or at once on a queue
     /// without a rate limiter. After shut down it is only marked done.
     fn retry_hashed(&self, hash: u64, item: &T, priority: Priority, outcome: DoneOutcome) {
-        if let Some(delays) = &self.shared.delays {
-            if self.shutting_down() || delays.retry(item, priority) {
-                self.done_hashed(hash, item, outcome);
-                return;
+        if let Some(limiter) = &self.shared.limiter {
+            if !self.shutting_down() {
+                let delay = limiter.when(item);
+                self.trace_backoff(item, delay, &**limiter);
+                self.add_after_at_priority(item.clone(), delay, priority);
             }
+            self.done_hashed(hash, item, outcome);
+            return;
         }
         let mut wakeups = Wakeups::new();
         {
@@ -382,6 +518,41 @@ impl<T: QueueItem> Queue<T> {
             journey::done(&self.shared.name, item, hash, outcome);
         }
         wake_all(wakeups);
+    }
+
+    /// Ends a hold that asks for another look after `delay`.
+    fn requeue_after_hashed(&self, hash: u64, item: &T, delay: Duration, priority: Priority) {
+        self.forget(item);
+        if !self.shutting_down() {
+            self.trace_add_after(item, delay);
+            self.add_after_at_priority(item.clone(), delay, priority);
+        }
+        self.done_hashed(hash, item, DoneOutcome::RequeueAfter);
+    }
+}
+
+/// Looking, and stopping.
+impl<T: QueueItem> Queue<T> {
+    /// How many items wait in line (items being processed or waiting for a delay are not
+    /// counted).
+    pub fn len(&self) -> usize {
+        self.shared.state.lock().waiting_len()
+    }
+
+    /// Whether no item waits in line.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many items wait for a delay to pass ([`add_after`](Queue::add_after), a backoff).
+    pub fn delayed_len(&self) -> usize {
+        self.shared.state.lock().delayed_len()
+    }
+
+    /// Whether the queue hands out the highest priority first (built with
+    /// [`priority`](QueueBuilder::priority)).
+    pub fn is_priority(&self) -> bool {
+        self.shared.priority
     }
 
     /// Releases the delayed adds a shut down took out, a batch per critical section, and drops
@@ -396,16 +567,6 @@ impl<T: QueueItem> Queue<T> {
                 .release_delayed(batch, &mut released);
             released.clear();
         }
-    }
-
-    /// How many items wait in line (items being processed are not counted).
-    pub fn len(&self) -> usize {
-        self.shared.state.lock().waiting_len()
-    }
-
-    /// Whether no item waits in line.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Stops the queue: later adds are ignored, pending delayed adds are dropped, and once the
@@ -427,6 +588,7 @@ impl<T: QueueItem> Queue<T> {
             (wakeups, taken)
         };
         wake_all(wakeups);
+        self.shared.timer.wake();
         self.release_delayed(taken);
     }
 
@@ -446,11 +608,9 @@ impl<T: QueueItem> Queue<T> {
             (state.getters.drain().collect(), taken)
         };
         wake_all(wakeups);
+        self.shared.timer.wake();
         self.release_delayed(taken);
-        Drain {
-            queue: self,
-            waiter: None,
-        }
+        Drain::new(self)
     }
 
     /// [`shut_down_with_drain`](Queue::shut_down_with_drain) for plain threads.
@@ -464,20 +624,26 @@ impl<T: QueueItem> Queue<T> {
     }
 }
 
-/// Entry points for the model checks (`tests/loom.rs`): the public priority queue needs a
-/// tokio runtime for its timer task, which loom cannot run.
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // The timer task holds only a weak handle: wake it so it sees the queue is gone.
+        self.timer.wake();
+    }
+}
+
+/// Entry points for the model checks (`tests/loom.rs`): loom cannot run the timer task.
 #[cfg(clientgo_loom)]
 impl<T: QueueItem> Queue<T> {
-    /// A queue with a priority line and no timer.
+    /// A queue with a priority line.
     #[doc(hidden)]
-    pub fn loom_priority(aging: std::time::Duration) -> Self {
+    pub fn loom_priority(aging: Duration) -> Self {
         Self::build(QueueConfig::default(), None, Order::Priority { aging })
     }
 
     /// [`add`](Queue::add) with a priority.
     #[doc(hidden)]
     pub fn loom_add_with(&self, item: T, priority: Priority) {
-        self.add_with(item, priority);
+        self.add_at_priority(item, priority);
     }
 }
 
@@ -485,253 +651,16 @@ impl<T: QueueItem> fmt::Debug for Queue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.shared.state.lock();
         f.debug_struct("Queue")
+            .field("name", &self.shared.name)
             .field("len", &state.waiting_len())
+            .field("delayed", &state.delayed_len())
             .field("processing", &state.processing)
             .field("shutting_down", &state.shutting_down)
+            .field("rate_limited", &self.shared.limiter.is_some())
+            .field("priority", &self.shared.priority)
             .finish()
     }
 }
-
-/// The future returned by [`Queue::get`].
-#[must_use = "futures do nothing unless awaited"]
-pub struct Get<'q, T: QueueItem> {
-    queue: &'q Queue<T>,
-    waiter: Option<u64>,
-}
-
-impl<'q, T: QueueItem> Future for Get<'q, T> {
-    type Output = Option<Processing<'q, T>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let queue = self.queue;
-        let mut state = queue.shared.state.lock();
-        if let Some((hash, item, priority)) = state.take_next() {
-            if let Some(id) = self.waiter.take() {
-                state.getters.remove(id);
-            }
-            if journey::enabled() {
-                // Under the lock, so that it comes before any later add of the item.
-                journey::get(&queue.shared.name, &item, hash, state.waiting_len());
-            }
-            // Items remain: the next parked getter is woken (unless a wake-up is already on
-            // its way), so that the wake-ups chain while there is work.
-            let next = if state.line.is_empty() {
-                None
-            } else {
-                state.getters.pop()
-            };
-            drop(state);
-            if let Some(next) = next {
-                next.wake();
-            }
-            return Poll::Ready(Some(Processing {
-                queue,
-                hash,
-                priority,
-                item: Some(item),
-            }));
-        }
-        if state.shutting_down {
-            if let Some(id) = self.waiter.take() {
-                state.getters.remove(id);
-            }
-            return Poll::Ready(None);
-        }
-        state.getters.register(&mut self.waiter, cx.waker());
-        Poll::Pending
-    }
-}
-
-impl<T: QueueItem> Drop for Get<'_, T> {
-    fn drop(&mut self) {
-        let Some(id) = self.waiter else { return };
-        let wakeup = {
-            let mut state = self.queue.shared.state.lock();
-            let was_woken = !state.getters.remove(id);
-            // A wake-up meant for this getter must not be lost with it.
-            if was_woken && !state.line.is_empty() {
-                state.getters.pop()
-            } else {
-                None
-            }
-        };
-        if let Some(waker) = wakeup {
-            waker.wake();
-        }
-    }
-}
-
-/// The future returned by [`Queue::shut_down_with_drain`].
-#[must_use = "the drain waits only when awaited"]
-pub struct Drain<'q, T: QueueItem> {
-    queue: &'q Queue<T>,
-    waiter: Option<u64>,
-}
-
-impl<T: QueueItem> Future for Drain<'_, T> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let queue = self.queue;
-        let mut state = queue.shared.state.lock();
-        if state.processing == 0 || !state.drain {
-            if let Some(id) = self.waiter.take() {
-                state.drainers.remove(id);
-            }
-            return Poll::Ready(());
-        }
-        state.drainers.register(&mut self.waiter, cx.waker());
-        Poll::Pending
-    }
-}
-
-impl<T: QueueItem> Drop for Drain<'_, T> {
-    fn drop(&mut self) {
-        if let Some(id) = self.waiter {
-            self.queue.shared.state.lock().drainers.remove(id);
-        }
-    }
-}
-
-/// An item handed out by [`Queue::get`], held until the worker gives an outcome.
-///
-/// It dereferences to the item. While it lives, no other worker gets the same item. It is the
-/// only way to end the hold, with one of four outcomes:
-///
-/// * [`done`](Processing::done): processed; the item may be handed out again (at once if it
-///   was added while it was held);
-/// * [`forget`](Processing::forget): processed successfully: also drops the item's failure
-///   history in the queue's rate limiter (client-go's `Forget` then `Done`);
-/// * [`retry`](Processing::retry): failed: the item comes back after the backoff its rate
-///   limiter gives it (client-go's `AddRateLimited` then `Done`), or at once on a queue
-///   without one;
-/// * [`requeue_after`](Processing::requeue_after): processed successfully, to be looked at
-///   again after a delay: `forget`, and the item comes back once the delay has passed
-///   (client-go's `Forget`, `AddAfter`, then `Done`; controller-runtime's `RequeueAfter`).
-///
-/// Dropped without an outcome (a panic unwinding through the worker, an early return, an
-/// aborted task), the guard does what `retry` does, and logs a warning: the change the item
-/// stands for is never silently lost. After shut down it is only marked done.
-///
-/// There is no other way to mark an item done, so a worker can never end a hold it does not
-/// own:
-///
-/// ```compile_fail
-/// # let queue: clientgo_workqueue::Queue<&str> = clientgo_workqueue::Queue::new();
-/// queue.done(&"default/web"); // no such method: only the guard ends its own hold
-/// ```
-#[must_use = "dropping the guard without an outcome re-queues the item as a failure"]
-pub struct Processing<'q, T: QueueItem> {
-    queue: &'q Queue<T>,
-    hash: u64,
-    /// The priority it waited at: a retry keeps it.
-    priority: Priority,
-    // `Some` until an outcome takes it; `Drop` then has nothing to do.
-    item: Option<T>,
-}
-
-impl<T: QueueItem> Processing<'_, T> {
-    /// The item being processed.
-    pub fn item(&self) -> &T {
-        self.item
-            .as_ref()
-            .expect("a live guard always holds its item")
-    }
-
-    fn take(&mut self) -> T {
-        self.item
-            .take()
-            .expect("a live guard always holds its item")
-    }
-
-    /// Ends the hold: the item was processed. Its failure history, if any, is kept.
-    pub fn done(mut self) {
-        let item = self.take();
-        self.queue.done_hashed(self.hash, &item, DoneOutcome::Done);
-    }
-
-    /// Ends the hold after a success: drops the item's failure history in the queue's rate
-    /// limiter (on a queue without one, this is [`done`](Processing::done)).
-    pub fn forget(mut self) {
-        let item = self.take();
-        if let Some(delays) = &self.queue.shared.delays {
-            delays.forget(&item);
-        }
-        self.queue
-            .done_hashed(self.hash, &item, DoneOutcome::Forget);
-    }
-
-    /// Ends the hold after a success that asks for another look later (a periodic check, a
-    /// wait on something outside the cluster): drops the item's failure history, as
-    /// [`forget`](Processing::forget) does, and adds it again once `delay` has passed. A
-    /// queue without delays (a plain [`Queue`]) cannot do that: the item is only marked done,
-    /// with a warning. After shut down it is only marked done.
-    pub fn requeue_after(mut self, delay: std::time::Duration) {
-        let item = self.take();
-        match &self.queue.shared.delays {
-            Some(delays) => {
-                delays.forget(&item);
-                if !self.queue.shutting_down() {
-                    delays.after(&item, delay, self.priority);
-                }
-            }
-            None => tracing::warn!(
-                queue = %self.queue.shared.name,
-                "requeue_after on a queue without delays: the item is only marked done"
-            ),
-        }
-        self.queue
-            .done_hashed(self.hash, &item, DoneOutcome::RequeueAfter);
-    }
-
-    /// Ends the hold after a failure: the item is added again after the backoff its rate
-    /// limiter gives it (recording one more failure), or at once on a queue without a rate
-    /// limiter. After shut down the item is only marked done.
-    pub fn retry(mut self) {
-        let item = self.take();
-        self.queue
-            .retry_hashed(self.hash, &item, self.priority, DoneOutcome::Retry);
-    }
-}
-
-impl<T: QueueItem> std::ops::Deref for Processing<'_, T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        self.item()
-    }
-}
-
-impl<T: QueueItem + fmt::Debug> fmt::Debug for Processing<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Processing").field(&self.item).finish()
-    }
-}
-
-impl<T: QueueItem> Drop for Processing<'_, T> {
-    fn drop(&mut self) {
-        let Some(item) = self.item.take() else { return };
-        if !self.queue.shutting_down() {
-            abandoned();
-        }
-        self.queue
-            .retry_hashed(self.hash, &item, self.priority, DoneOutcome::Abandoned);
-    }
-}
-
-/// Reports a guard dropped without an outcome (the item itself is not logged: keys may be
-/// sensitive, and `T` need not be `Debug`).
-#[cfg(not(clientgo_loom))]
-fn abandoned() {
-    tracing::warn!(
-        panicking = std::thread::panicking(),
-        "work queue item dropped without an outcome (a panic, an early return or an aborted \
-         task): re-queued as a failure"
-    );
-}
-
-#[cfg(clientgo_loom)]
-fn abandoned() {}
 
 #[cfg(all(test, not(clientgo_loom)))]
 mod tests {

@@ -80,8 +80,7 @@ pub enum Reconciled {
     Done,
     /// Forget the key's failures and add it again once this much time has passed (at once
     /// for zero). An add that comes sooner runs it sooner; the delayed add still comes, and
-    /// finds it waiting or runs it again. On a plain [`Queue`], which has no delays, this is
-    /// `Done` with a warning.
+    /// finds it waiting or runs it again.
     RequeueAfter(Duration),
 }
 

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use clientgo_workqueue::{DelayingQueue, QueueItem};
+use clientgo_workqueue::{Queue, QueueItem};
 
 const MS: Duration = Duration::from_millis(1);
 
 /// Lets the timer task run after the clock moved, then returns what is in line.
-async fn settle<T>(queue: &DelayingQueue<T>) -> usize
+async fn settle<T>(queue: &Queue<T>) -> usize
 where
     T: std::hash::Hash + Eq + Clone + Send + 'static,
 {
@@ -20,14 +20,14 @@ where
 }
 
 /// Takes the next item and ends its hold with `done`.
-async fn next<T: QueueItem>(queue: &DelayingQueue<T>) -> T {
+async fn next<T: QueueItem>(queue: &Queue<T>) -> T {
     let held = queue.get().await.expect("not shut down");
     let item = held.item().clone();
     held.done();
     item
 }
 
-async fn drain_in_order<T: QueueItem>(queue: &DelayingQueue<T>) -> Vec<T> {
+async fn drain_in_order<T: QueueItem>(queue: &Queue<T>) -> Vec<T> {
     let mut out = Vec::new();
     while !queue.is_empty() {
         out.push(next(queue).await);
@@ -37,17 +37,17 @@ async fn drain_in_order<T: QueueItem>(queue: &DelayingQueue<T>) -> Vec<T> {
 
 #[tokio::test(start_paused = true)]
 async fn item_waits_for_its_delay() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add_after("foo", 50 * MS);
     assert_eq!(settle(&queue).await, 0, "not in line before 50 ms");
-    assert_eq!(queue.waiting_len(), 1);
+    assert_eq!(queue.delayed_len(), 1);
 
     tokio::time::advance(49 * MS).await;
     assert_eq!(settle(&queue).await, 0, "not in line at 49 ms");
 
     tokio::time::advance(11 * MS).await;
     assert_eq!(settle(&queue).await, 1, "in line once 50 ms passed");
-    assert_eq!(queue.waiting_len(), 0);
+    assert_eq!(queue.delayed_len(), 0);
     assert_eq!(next(&queue).await, "foo");
 
     tokio::time::advance(Duration::from_secs(20)).await;
@@ -56,10 +56,10 @@ async fn item_waits_for_its_delay() {
 
 #[tokio::test(start_paused = true)]
 async fn waiting_item_keeps_the_earlier_ready_time() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add_after("foo", 50 * MS);
     queue.add_after("foo", 70 * MS);
-    assert_eq!(queue.waiting_len(), 1, "one entry per item");
+    assert_eq!(queue.delayed_len(), 1, "one entry per item");
     tokio::time::advance(60 * MS).await;
     assert_eq!(settle(&queue).await, 1, "the earlier time won");
     next(&queue).await;
@@ -80,7 +80,7 @@ async fn waiting_item_keeps_the_earlier_ready_time() {
 
 #[tokio::test(start_paused = true)]
 async fn earlier_ready_time_fires_first() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add_after("foo", Duration::from_secs(1));
     queue.add_after("bar", 50 * MS);
     tokio::time::advance(60 * MS).await;
@@ -94,7 +94,7 @@ async fn earlier_ready_time_fires_first() {
 
 #[tokio::test(start_paused = true)]
 async fn items_due_together_come_out_in_ready_order() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add_after("foo", Duration::from_secs(1));
     queue.add_after("bar", 500 * MS);
     queue.add_after("zed", 2 * Duration::from_secs(1));
@@ -105,15 +105,15 @@ async fn items_due_together_come_out_in_ready_order() {
 
 #[tokio::test(start_paused = true)]
 async fn zero_delay_adds_at_once() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add_after("foo", Duration::ZERO);
     assert_eq!(queue.len(), 1, "in line without the timer running");
-    assert_eq!(queue.waiting_len(), 0);
+    assert_eq!(queue.delayed_len(), 0);
 }
 
 #[tokio::test(start_paused = true)]
 async fn get_waits_for_a_delayed_item() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     let start = tokio::time::Instant::now();
     queue.add_after("foo", 250 * MS);
     assert_eq!(next(&queue).await, "foo");
@@ -132,14 +132,20 @@ async fn shut_down_drops_waiting_items_and_stops_the_timer() {
             .num_alive_tasks()
     };
     let before = alive();
-    let queue = DelayingQueue::new();
-    assert_eq!(alive(), before + 1, "one timer task per queue");
+    let queue = Queue::new();
+    assert_eq!(
+        alive(),
+        before,
+        "no timer task before the first delayed add"
+    );
     queue.add_after("foo", 10 * MS);
+    assert_eq!(alive(), before + 1, "one timer task per queue");
     queue.add_after("bar", 20 * MS);
+    assert_eq!(alive(), before + 1, "one timer task per queue");
     queue.shut_down();
-    assert_eq!(queue.waiting_len(), 0);
+    assert_eq!(queue.delayed_len(), 0);
     queue.add_after("zed", 10 * MS);
-    assert_eq!(queue.waiting_len(), 0, "adds after shut down are ignored");
+    assert_eq!(queue.delayed_len(), 0, "adds after shut down are ignored");
     tokio::time::advance(30 * MS).await;
     assert_eq!(settle(&queue).await, 0);
     assert!(queue.get().await.is_none());
@@ -154,7 +160,7 @@ async fn dropping_the_last_handle_ends_the_timer() {
             .num_alive_tasks()
     };
     let before = alive();
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add_after(1, Duration::from_secs(3600));
     let clone = queue.clone();
     drop(queue);
@@ -170,38 +176,38 @@ async fn dropping_the_last_handle_ends_the_timer() {
 #[tokio::test(start_paused = true)]
 async fn holds_a_million_waiting_items() {
     const N: u64 = 1_000_000;
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     for i in 0..N {
         queue.add_after(i, Duration::from_micros(1 + i % 100_000));
     }
-    assert_eq!(queue.waiting_len(), N as usize);
+    assert_eq!(queue.delayed_len(), N as usize);
     tokio::time::advance(Duration::from_millis(101)).await;
     // The timer moves due items in batches, yielding between them: let it run (bounded).
     for _ in 0..N {
-        if queue.waiting_len() == 0 {
+        if queue.delayed_len() == 0 {
             break;
         }
         tokio::task::yield_now().await;
     }
-    assert_eq!(queue.waiting_len(), 0);
+    assert_eq!(queue.delayed_len(), 0);
     assert_eq!(queue.len(), N as usize, "every waiting item came due");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_delay_past_the_end_of_time_never_comes_due() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add_after("never", Duration::MAX);
     queue.add_after("soon", MS);
-    assert_eq!(queue.waiting_len(), 2);
+    assert_eq!(queue.delayed_len(), 2);
     tokio::time::advance(Duration::from_secs(365 * 24 * 3600)).await;
     assert_eq!(settle(&queue).await, 1);
     assert_eq!(next(&queue).await, "soon");
-    assert_eq!(queue.waiting_len(), 1);
+    assert_eq!(queue.delayed_len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn shut_down_with_drain_shuts_down_when_called_not_when_polled() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add("held");
     queue.add_after("waiting", 10 * MS);
     let held = queue.get().await.unwrap();
@@ -210,7 +216,7 @@ async fn shut_down_with_drain_shuts_down_when_called_not_when_polled() {
         queue.shutting_down(),
         "shut down before the drain is polled"
     );
-    assert_eq!(queue.waiting_len(), 0, "the waiting item was dropped");
+    assert_eq!(queue.delayed_len(), 0, "the waiting item was dropped");
     queue.add("late");
     assert!(queue.is_empty(), "adds are ignored from the call on");
     held.done();
@@ -221,25 +227,44 @@ async fn shut_down_with_drain_shuts_down_when_called_not_when_polled() {
 #[tokio::test(start_paused = true)]
 async fn a_guard_dropped_without_an_outcome_is_added_again_at_once() {
     // Without a rate limiter there is no backoff to wait for.
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     queue.add("foo");
     drop(queue.get().await.unwrap());
     assert_eq!(queue.len(), 1);
-    assert_eq!(queue.waiting_len(), 0);
+    assert_eq!(queue.delayed_len(), 0);
     assert_eq!(next(&queue).await, "foo");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_debounced_key_moved_earlier_a_million_times_is_one_waiting_item() {
-    let queue = DelayingQueue::new();
+    let queue = Queue::new();
     for i in 0..1_000_000u64 {
         // Every add moves the key's time earlier, the case that leaves a stale entry behind.
         queue.add_after(i % 10, Duration::from_secs(3600) - Duration::from_micros(i));
     }
-    assert_eq!(queue.waiting_len(), 10);
+    assert_eq!(queue.delayed_len(), 10);
     tokio::time::advance(Duration::from_secs(3600)).await;
     assert_eq!(settle(&queue).await, 10, "each key comes due once");
     let mut keys = drain_in_order(&queue).await;
     keys.sort_unstable();
     assert_eq!(keys, (0..10).collect::<Vec<_>>());
+}
+
+/// A queue of plain threads, built outside any runtime, still delays: its timer runs on a
+/// thread of its own, which ends with the queue.
+#[test]
+fn a_queue_built_outside_a_runtime_delays_on_its_own_timer_thread() {
+    let queue: Queue<&str> = Queue::new();
+    let start = std::time::Instant::now();
+    queue.add_after("later", 20 * MS);
+    queue.add("now");
+    let first = queue.get_blocking().expect("not shut down");
+    assert_eq!(*first, "now");
+    first.done();
+    let second = queue.get_blocking().expect("not shut down");
+    assert_eq!(*second, "later");
+    second.done();
+    assert!(start.elapsed() >= 20 * MS, "came before its delay");
+    queue.shut_down();
+    assert!(queue.get_blocking().is_none());
 }

@@ -8,22 +8,24 @@ use std::time::Duration;
 
 use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
 use clientgo_workqueue::{
-    AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, PriorityQueue, PriorityQueueConfig,
-    PrometheusMetricsProvider, QueueConfig,
+    AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, PrometheusMetricsProvider, Queue,
 };
 use prometheus_client::registry::Registry;
 
 const MS: Duration = Duration::from_millis(1);
 
-fn queue() -> PriorityQueue<&'static str> {
-    PriorityQueue::new(Arc::new(ItemExponentialFailureRateLimiter::new(
-        5 * MS,
-        Duration::from_secs(1000),
-    )))
+fn queue() -> Queue<&'static str> {
+    Queue::builder()
+        .rate_limiter(Arc::new(ItemExponentialFailureRateLimiter::new(
+            5 * MS,
+            Duration::from_secs(1000),
+        )))
+        .priority()
+        .build()
 }
 
 /// Takes the next item and ends its hold with `done`.
-async fn next(queue: &PriorityQueue<&'static str>) -> &'static str {
+async fn next(queue: &Queue<&'static str>) -> &'static str {
     let held = queue.get().await.expect("not shut down");
     let item = *held;
     held.done();
@@ -31,7 +33,7 @@ async fn next(queue: &PriorityQueue<&'static str>) -> &'static str {
 }
 
 /// Takes every item in line, in order.
-async fn all_in_line(queue: &PriorityQueue<&'static str>) -> Vec<&'static str> {
+async fn all_in_line(queue: &Queue<&'static str>) -> Vec<&'static str> {
     let mut out = Vec::new();
     while !queue.is_empty() {
         out.push(next(queue).await);
@@ -97,7 +99,7 @@ async fn delayed_adds_keep_the_earlier_time_and_the_higher_priority() {
     queue.add_with("a", later(PRIORITY_LOW, 20 * MS));
     queue.add_with("a", later(10, 50 * MS)); // later: the time stays, the priority rises
     queue.add_with("b", later(PRIORITY_NORMAL, 10 * MS));
-    assert_eq!(queue.waiting_len(), 2);
+    assert_eq!(queue.delayed_len(), 2);
     tokio::time::advance(10 * MS).await;
     settle().await;
     assert_eq!(queue.len(), 1, "b came due");
@@ -154,13 +156,7 @@ async fn a_retried_item_keeps_its_priority() {
 #[tokio::test(start_paused = true)]
 async fn aging_bounds_the_wait_under_a_steady_high_priority_load() {
     const AGING: Duration = Duration::from_millis(10);
-    let queue: PriorityQueue<u64> = PriorityQueue::with_config(
-        Arc::new(clientgo_ratelimit::default_controller_rate_limiter()),
-        PriorityQueueConfig {
-            aging: AGING,
-            ..PriorityQueueConfig::default()
-        },
-    );
+    let queue: Queue<u64> = Queue::builder().default_rate_limiter().aging(AGING).build();
     let start = tokio::time::Instant::now();
     let producer = {
         let queue = queue.clone();
@@ -211,13 +207,12 @@ async fn aging_bounds_the_wait_under_a_steady_high_priority_load() {
 async fn metrics_report_the_depth_per_priority() {
     let mut registry = Registry::default();
     let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
-    let queue: PriorityQueue<&str> = PriorityQueue::with_config(
-        Arc::new(clientgo_ratelimit::default_controller_rate_limiter()),
-        PriorityQueueConfig {
-            queue: QueueConfig::named("foos").with_metrics_provider(provider),
-            ..PriorityQueueConfig::default()
-        },
-    );
+    let queue: Queue<&str> = Queue::builder()
+        .name("foos")
+        .metrics_provider(provider)
+        .default_rate_limiter()
+        .priority()
+        .build();
     queue.add_with("a", AddOptions::low());
     queue.add_with("b", AddOptions::low());
     queue.add_with("c", AddOptions::low());

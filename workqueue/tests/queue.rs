@@ -1,6 +1,6 @@
 //! The queue's guarantees, ported from client-go's `util/workqueue/queue_test.go`.
 //!
-//! The shared tests run twice: against [`Queue`] and against a [`PriorityQueue`] whose adds
+//! The shared tests run twice: against [`Queue`] and against a priority [`Queue`] whose adds
 //! all have one priority (the priority queue keeps every guarantee of the plain queue).
 
 use std::future::Future;
@@ -8,7 +8,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use clientgo_workqueue::{PriorityQueue, Processing, Queue, QueueItem};
+use clientgo_workqueue::{Processing, Queue, QueueItem};
 
 /// Ends a hold with `done` and returns the item.
 fn done<T: QueueItem>(held: Processing<'_, T>) -> T {
@@ -25,40 +25,9 @@ fn poll_once<F: Future>(future: std::pin::Pin<&mut F>) -> Option<F::Output> {
     }
 }
 
-/// A priority queue, made inside the current tokio runtime or, outside one, inside a runtime
-/// of its own (its timer task is never needed here: nothing is delayed).
-struct Priority<T> {
-    queue: PriorityQueue<T>,
-    _runtime: Option<tokio::runtime::Runtime>,
-}
-
-fn priority_queue<T: QueueItem + Sync>() -> Priority<T> {
-    let limiter = Arc::new(clientgo_ratelimit::default_controller_rate_limiter());
-    if tokio::runtime::Handle::try_current().is_ok() {
-        return Priority {
-            queue: PriorityQueue::new(limiter),
-            _runtime: None,
-        };
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a runtime");
-    let queue = {
-        let _entered = runtime.enter();
-        PriorityQueue::new(limiter)
-    };
-    Priority {
-        queue,
-        _runtime: Some(runtime),
-    }
-}
-
-impl<T> std::ops::Deref for Priority<T> {
-    type Target = Queue<T>;
-
-    fn deref(&self) -> &Queue<T> {
-        &self.queue
-    }
+/// A priority queue with a rate limiter, as controllers make them.
+fn priority_queue<T: QueueItem + Sync>() -> Queue<T> {
+    Queue::builder().default_rate_limiter().priority().build()
 }
 
 /// The tests every queue passes; `new_queue` makes the queue under test.
@@ -409,7 +378,7 @@ mod fifo {
 mod priority {
     use super::*;
 
-    fn new_queue<T: QueueItem + Sync>() -> Priority<T> {
+    fn new_queue<T: QueueItem + Sync>() -> Queue<T> {
         priority_queue()
     }
 

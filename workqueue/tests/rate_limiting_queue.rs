@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_ratelimit::{ItemExponentialBackoffRateLimiter, ItemExponentialFailureRateLimiter};
-use clientgo_workqueue::RateLimitingQueue;
+use clientgo_workqueue::Queue;
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -17,12 +17,12 @@ async fn settle() {
 #[tokio::test(start_paused = true)]
 async fn requeues_back_off_per_item_and_forget_resets() {
     let limiter = ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1));
-    let queue = RateLimitingQueue::new(Arc::new(limiter));
+    let queue = Queue::rate_limiting(Arc::new(limiter));
 
     queue.add_rate_limited("one");
     queue.add_rate_limited("one");
     assert_eq!(
-        queue.waiting_len(),
+        queue.delayed_len(),
         1,
         "the second add keeps the earlier (1 ms) time"
     );
@@ -51,7 +51,7 @@ async fn requeues_back_off_per_item_and_forget_resets() {
 #[tokio::test(start_paused = true)]
 async fn a_failing_worker_loop_backs_off_exponentially() {
     let limiter = ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000));
-    let queue = RateLimitingQueue::new(Arc::new(limiter));
+    let queue = Queue::rate_limiting(Arc::new(limiter));
     queue.add("foo");
     let start = tokio::time::Instant::now();
     let mut handed_out_at = Vec::new();
@@ -71,11 +71,11 @@ async fn a_failing_worker_loop_backs_off_exponentially() {
 /// trigger (kubernetes/kubernetes#132805); the time-based limiter counts one per backoff window.
 #[tokio::test(start_paused = true)]
 async fn re_triggers_inside_the_backoff_window_do_not_escalate_with_time_based_limiter() {
-    let per_call = RateLimitingQueue::new(Arc::new(ItemExponentialFailureRateLimiter::new(
+    let per_call = Queue::rate_limiting(Arc::new(ItemExponentialFailureRateLimiter::new(
         5 * MS,
         Duration::from_secs(1000),
     )));
-    let over_time = RateLimitingQueue::new(Arc::new(ItemExponentialBackoffRateLimiter::new(
+    let over_time = Queue::rate_limiting(Arc::new(ItemExponentialBackoffRateLimiter::new(
         5 * MS,
         Duration::from_secs(1000),
     )));
@@ -89,18 +89,15 @@ async fn re_triggers_inside_the_backoff_window_do_not_escalate_with_time_based_l
     assert_eq!(over_time.num_requeues(&"foo"), 1);
 }
 
-fn exponential(base: Duration) -> RateLimitingQueue<&'static str> {
-    RateLimitingQueue::new(Arc::new(ItemExponentialFailureRateLimiter::new(
+fn exponential(base: Duration) -> Queue<&'static str> {
+    Queue::rate_limiting(Arc::new(ItemExponentialFailureRateLimiter::new(
         base,
         Duration::from_secs(1000),
     )))
 }
 
 /// How long after `start` the next item comes out.
-async fn next_after(
-    queue: &RateLimitingQueue<&'static str>,
-    start: tokio::time::Instant,
-) -> Duration {
+async fn next_after(queue: &Queue<&'static str>, start: tokio::time::Instant) -> Duration {
     queue.get().await.unwrap().done();
     start.elapsed()
 }
@@ -115,7 +112,7 @@ async fn forget_ends_the_hold_and_resets_the_backoff() {
     queue.get().await.unwrap().forget();
     assert_eq!(queue.num_requeues(&"foo"), 0);
     assert!(
-        queue.is_empty() && queue.waiting_len() == 0,
+        queue.is_empty() && queue.delayed_len() == 0,
         "forget re-adds nothing"
     );
     queue.add("foo");
@@ -129,7 +126,7 @@ async fn a_guard_dropped_without_an_outcome_is_retried_after_its_backoff() {
     let start = tokio::time::Instant::now();
     drop(queue.get().await.unwrap());
     assert_eq!(queue.num_requeues(&"foo"), 1, "counted as a failure");
-    assert_eq!(queue.waiting_len(), 1);
+    assert_eq!(queue.delayed_len(), 1);
     assert_eq!(next_after(&queue, start).await, 5 * MS);
 }
 
@@ -188,6 +185,6 @@ async fn after_shut_down_a_dropped_guard_records_no_failure() {
     drop(held);
     drain.await;
     assert_eq!(queue.num_requeues(&"foo"), 0);
-    assert_eq!(queue.waiting_len(), 0);
+    assert_eq!(queue.delayed_len(), 0);
     assert!(queue.get().await.is_none());
 }

@@ -15,9 +15,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clientgo_ratelimit::ItemExponentialFailureRateLimiter;
-use clientgo_workqueue::{
-    AddOptions, DelayingQueue, PriorityQueue, PriorityQueueConfig, Processing, Queue,
-};
+use clientgo_workqueue::{AddOptions, Processing, Queue};
 
 /// splitmix64: a small, seedable generator good enough to pick keys and pauses.
 struct Rng(u64);
@@ -198,7 +196,7 @@ fn drain_never_returns_while_an_item_is_held() {
 /// A queue with delayed adds, as the stress test below drives it.
 trait Delaying: Clone + Send + 'static {
     /// The delaying queue underneath.
-    fn delaying(&self) -> &DelayingQueue<usize>;
+    fn delaying(&self) -> &Queue<usize>;
     /// A producer's add of `key`.
     fn produce(&self, key: usize, rng: &mut Rng);
     /// A worker's outcome for a held key.
@@ -208,8 +206,8 @@ trait Delaying: Clone + Send + 'static {
     }
 }
 
-impl Delaying for DelayingQueue<usize> {
-    fn delaying(&self) -> &DelayingQueue<usize> {
+impl Delaying for Queue<usize> {
+    fn delaying(&self) -> &Queue<usize> {
         self
     }
 
@@ -221,11 +219,14 @@ impl Delaying for DelayingQueue<usize> {
     }
 }
 
-/// Random priorities, delays and rate-limited adds; workers end holds with every outcome,
-/// including none (a dropped guard).
-impl Delaying for PriorityQueue<usize> {
-    fn delaying(&self) -> &DelayingQueue<usize> {
-        self
+/// A priority queue under random priorities, delays and rate-limited adds, whose workers end
+/// holds with every outcome, including none (a dropped guard).
+#[derive(Clone)]
+struct Mixed(Queue<usize>);
+
+impl Delaying for Mixed {
+    fn delaying(&self) -> &Queue<usize> {
+        &self.0
     }
 
     fn produce(&self, key: usize, rng: &mut Rng) {
@@ -234,7 +235,7 @@ impl Delaying for PriorityQueue<usize> {
             after: (rng.below(2) == 0).then(|| Duration::from_micros(rng.below(2000))),
             rate_limited: rng.below(8) == 0,
         };
-        self.add_with(key, options);
+        self.0.add_with(key, options);
     }
 
     fn finish(held: Processing<'_, usize>, rng: &mut Rng) {
@@ -253,9 +254,9 @@ impl Delaying for PriorityQueue<usize> {
 fn delayed_adds_are_never_lost_or_doubled() {
     with_seeds(|seed| {
         let runtime = runtime();
-        let queue: DelayingQueue<usize> = {
+        let queue: Queue<usize> = {
             let _entered = runtime.enter();
-            DelayingQueue::new()
+            Queue::new()
         };
         never_lost_or_doubled(seed, queue);
     });
@@ -270,17 +271,14 @@ fn priority_adds_are_never_lost_or_doubled() {
             Duration::from_micros(50),
             Duration::from_millis(2),
         );
-        let queue: PriorityQueue<usize> = {
+        let queue = {
             let _entered = runtime.enter();
-            PriorityQueue::with_config(
-                Arc::new(limiter),
-                PriorityQueueConfig {
-                    aging: Duration::from_micros(10),
-                    ..PriorityQueueConfig::default()
-                },
-            )
+            Queue::builder()
+                .rate_limiter(Arc::new(limiter))
+                .aging(Duration::from_micros(10))
+                .build()
         };
-        never_lost_or_doubled(seed, queue);
+        never_lost_or_doubled(seed, Mixed(queue));
     });
 }
 
@@ -353,5 +351,5 @@ fn never_lost_or_doubled<Q: Delaying>(seed: u64, queue: Q) {
     for worker in workers {
         worker.join().unwrap();
     }
-    assert_eq!(queue.delaying().waiting_len(), 0);
+    assert_eq!(queue.delaying().delayed_len(), 0);
 }

@@ -45,10 +45,7 @@ use clientgo_leaderelection::{
     ConfigError, Ended, LeaderElectionConfig, LeaderElector, Lease, LeaseLock,
 };
 use clientgo_rest::{ResourceClient, RestClient};
-use clientgo_workqueue::{
-    AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, PriorityQueue, PriorityQueueConfig,
-    WorkerPool,
-};
+use clientgo_workqueue::{AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, Queue, WorkerPool};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -132,7 +129,7 @@ struct State {
     leases: ResourceClient<Lease>,
     metrics: ShardingMetrics,
     informers: Vec<SharedIndexInformer<PartialObjectMetadata>>,
-    queue: PriorityQueue<Arc<str>>,
+    queue: Queue<Arc<str>>,
     ring: RwLock<Ring>,
     live: Mutex<LiveMembers>,
     /// Member Leases the sharder holds, by replica (see [`fence`]).
@@ -216,10 +213,11 @@ impl Sharder {
                 .iter()
                 .map(|r| factory.metadata_informer(&r.resource))
                 .collect(),
-            queue: PriorityQueue::with_config(
-                Arc::new(clientgo_ratelimit::default_controller_rate_limiter()),
-                PriorityQueueConfig::named(format!("{}-sharder", config.controller)),
-            ),
+            queue: Queue::builder()
+                .name(format!("{}-sharder", config.controller))
+                .default_rate_limiter()
+                .priority()
+                .build(),
             ring: RwLock::new(Ring::default()),
             live: Mutex::new(LiveMembers::new(&config.controller)),
             holds: Mutex::new(HashMap::new()),

@@ -18,7 +18,7 @@ use clientgo_rest::{Config, ListParams, PostParams, ResourceClient, RestClient};
 use clientgo_sharding::{
     Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig, ShardingMetrics,
 };
-use clientgo_workqueue::{PriorityQueue, WorkerPool};
+use clientgo_workqueue::{Queue, WorkerPool};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -217,9 +217,10 @@ pub fn start_replica_with(
     let factory = sharded.informer_factory(&client).build();
     let cache = factory.dynamic_informer(&config_maps());
     let gate = sharded.gate().clone();
-    let queue = PriorityQueue::<Arc<str>>::new(Arc::new(
-        clientgo_ratelimit::default_controller_rate_limiter(),
-    ));
+    let queue = Queue::<Arc<str>>::builder()
+        .default_rate_limiter()
+        .priority()
+        .build();
     cache
         .add_event_handler(gate.handler(EnqueueHandler::new(queue.clone())))
         .unwrap();
