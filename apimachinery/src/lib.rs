@@ -54,6 +54,7 @@ mod managed_fields;
 mod map_ref;
 mod meta;
 mod object;
+mod object_key;
 mod owner_refs;
 mod partial;
 mod resource;
@@ -70,6 +71,7 @@ pub use managed_fields::ManagedFields;
 pub use map_ref::{Iter as MapIter, MapRef};
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
 pub use object::{KeyError, Object, ObjectMut, object_key, split_key};
+pub use object_key::ObjectKey;
 pub use owner_refs::{OwnerRef, OwnerRefs};
 pub use partial::{
     META_V1_API_VERSION, PARTIAL_OBJECT_METADATA_KIND, PARTIAL_OBJECT_METADATA_LIST_KIND,

@@ -15,7 +15,6 @@
 //! The figures are flat (`shards_N_seconds`, `shards_N_peak_cache_mb_mean`,
 //! `shards_N_peak_cache_mb_max`), so that `bench-report --runs R` reports each one's median.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::{ApiResource, Resource};
@@ -24,7 +23,7 @@ use clientgo_informer::{EnqueueHandler, SharedIndexInformer, approx_json_size};
 use clientgo_rest::{Config, PostParams, ResourceClient, RestClient};
 use clientgo_sample_controller::foo::{self, Foo};
 use clientgo_sharding::{Partition, ShardedReplica, ShardedResource, SharderConfig};
-use clientgo_workqueue::{Queue, WorkerPool};
+use clientgo_workqueue::{ObjectKey, Queue, WorkerPool};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -139,7 +138,7 @@ fn replica(config: &Config, id: &str, cancel: &CancellationToken) -> SharedIndex
     let factory = sharded.informer_factory(&client).build();
     let cache = factory.informer::<Foo>();
     let gate = sharded.gate().clone();
-    let queue = Queue::<Arc<str>>::builder()
+    let queue = Queue::<ObjectKey>::builder()
         .default_rate_limiter()
         .priority()
         .build();
@@ -150,11 +149,11 @@ fn replica(config: &Config, id: &str, cancel: &CancellationToken) -> SharedIndex
     let writes: ResourceClient<Foo> = ResourceClient::namespaced(&client, NAMESPACE);
     tokio::spawn(async move {
         factory.start(&cancel);
-        let reconcile = move |key: Arc<str>| {
+        let reconcile = move |key: ObjectKey| {
             let (gate, lister, writes) = (gate.clone(), lister.clone(), writes.clone());
             async move {
                 gate.reconcile(&key, || async {
-                    let name = key.split_once('/').map_or(&*key, |(_, n)| n);
+                    let name = key.name();
                     let Some(object) = lister.namespace(NAMESPACE).get(name) else {
                         return Ok(());
                     };

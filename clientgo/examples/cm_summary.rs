@@ -7,35 +7,29 @@
 
 use std::collections::BTreeMap;
 use std::error::Error;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo::CancellationToken;
-use clientgo::apimachinery::Object;
+use clientgo::apimachinery::{Object, ObjectKey};
 use clientgo::rest::{Config, PatchParams, ResourceClient, RestClient};
-use clientgo::tools::cache::{
-    EnqueueHandler, NamespaceLister, SharedInformerFactory, wait_for_cache_sync,
-};
+use clientgo::tools::cache::{EnqueueHandler, NamespaceLister, SharedInformerFactory};
 use clientgo::util::workqueue::{Queue, run_workers};
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::json;
 
 const SUMMARY: &str = "cm-summary";
 
+type Result<T = (), E = Box<dyn Error + Send + Sync>> = std::result::Result<T, E>;
+
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+async fn main() -> Result {
     tracing_subscriber::fmt::init();
-    let config = Config::infer()?;
-    let namespace = config.default_namespace.clone();
-    run(config, &namespace, clientgo::signals::shutdown_on_signal()).await
+    let (config, shutdown) = (Config::infer()?, clientgo::signals::shutdown_on_signal());
+    run(config.clone(), &config.default_namespace, shutdown).await
 }
 
 /// Runs the controller in `namespace` until `shutdown`.
-pub async fn run(
-    config: Config,
-    namespace: &str,
-    shutdown: CancellationToken,
-) -> Result<(), Box<dyn Error + Send + Sync>> {
+pub async fn run(config: Config, namespace: &str, shutdown: CancellationToken) -> Result {
     let client = RestClient::new(&config)?;
     let factory = SharedInformerFactory::builder(&client)
         .namespace(namespace.to_owned())
@@ -43,11 +37,12 @@ pub async fn run(
     let configmaps = factory.informer::<ConfigMap>();
     // The one key: there is one thing to reconcile, whatever changed (added, updated or
     // deleted, tombstones included).
-    let queue = Queue::<Arc<str>>::with_default_rate_limiter();
-    let one_key = |_: &ConfigMap| Some(SUMMARY.to_owned());
+    let queue = Queue::with_default_rate_limiter();
+    let summary = ObjectKey::new(namespace, SUMMARY);
+    let one_key = move |_: &ConfigMap| Some(summary.clone());
     configmaps.add_event_handler(EnqueueHandler::with_key_fn(queue.clone(), one_key))?;
     factory.start(&shutdown);
-    wait_for_cache_sync(&[&configmaps], Duration::from_secs(60)).await?;
+    factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
 
     // The factory's namespace holds for its listers and clients too.
     let lister = factory
@@ -65,12 +60,9 @@ pub async fn run(
 }
 
 /// Makes `cm-summary` say how many ConfigMaps carry each `app` label.
-async fn reconcile(
-    lister: &NamespaceLister<ConfigMap>,
-    api: &ResourceClient<ConfigMap>,
-) -> Result<(), clientgo::rest::Error> {
+async fn reconcile(cache: &NamespaceLister<ConfigMap>, api: &ResourceClient<ConfigMap>) -> Result {
     let mut counts = BTreeMap::<String, usize>::new();
-    for cm in lister.list_all() {
+    for cm in cache.list_all() {
         if let Some(app) = cm.labels().get("app").filter(|_| cm.name() != SUMMARY) {
             *counts.entry(app.to_owned()).or_default() += 1;
         }
@@ -79,7 +71,7 @@ async fn reconcile(
         .into_iter()
         .map(|(app, n)| (app, n.to_string()))
         .collect();
-    let current = lister.get(SUMMARY);
+    let current = cache.get(SUMMARY);
     if current.is_some_and(|cm| cm.data.clone().unwrap_or_default() == data) {
         return Ok(()); // up to date: no write
     }
@@ -87,7 +79,10 @@ async fn reconcile(
     // wants it; `force` takes the fields back from anyone who changed them.
     let summary = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": SUMMARY}, "data": data});
-    api.apply(SUMMARY, &summary, &PatchParams::apply(SUMMARY).force())
-        .await?;
-    Ok(())
+    let params = PatchParams::apply(SUMMARY).force();
+    let written = api.apply(SUMMARY, &summary, &params).await?;
+    // Read your writes: the next reconcile finds this write in the cache.
+    let rv = written.resource_version();
+    let synced = cache.wait_for_resource_version(rv, Duration::from_secs(10));
+    Ok(synced.await?)
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo::CancellationToken;
-use clientgo::apimachinery::Object;
+use clientgo::apimachinery::ObjectKey;
 use clientgo::rest::{Config, RestClient};
 use clientgo::tools::cache::{ResourceEventHandlerFuncs, SharedInformerFactory};
 use clientgo::tools::leaderelection::{
@@ -64,12 +64,12 @@ pub async fn run(
         .namespace(namespace.to_owned())
         .build();
     let configmaps = factory.informer::<ConfigMap>();
-    let queue = Queue::<Arc<str>>::with_default_rate_limiter();
+    let queue = Queue::with_default_rate_limiter();
     let (on_add, on_update) = (queue.clone(), queue.clone());
     configmaps.add_event_handler(
         ResourceEventHandlerFuncs::new()
-            .add_func(move |cm: &Arc<ConfigMap>, _| on_add.add(cm.key().into()))
-            .update_func(move |_, cm: &Arc<ConfigMap>| on_update.add(cm.key().into())),
+            .add_func(move |cm: &Arc<ConfigMap>, _| on_add.add(ObjectKey::of(&**cm)))
+            .update_func(move |_, cm: &Arc<ConfigMap>| on_update.add(ObjectKey::of(&**cm))),
     )?;
     // The informers' own token: they outlive the leadership, and stop after it.
     let informers = CancellationToken::new();
@@ -99,10 +99,9 @@ pub async fn run(
                 .drain_timeout(Duration::from_secs(5))
                 .fence(fence.deadline());
             let (identity, out) = (identity.to_owned(), out.clone());
-            let reconcile = move |key: Arc<str>| {
-                let name = key.rsplit('/').next().unwrap_or_default();
+            let reconcile = move |key: ObjectKey| {
                 let entries = lister
-                    .get(name)
+                    .get(key.name())
                     .map_or(0, |cm| cm.data.iter().flatten().count());
                 out(format!("{identity} reconciled {key} ({entries} entries)"));
                 std::future::ready(Ok::<(), BoxError>(()))

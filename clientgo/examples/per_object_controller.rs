@@ -19,28 +19,26 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo::CancellationToken;
-use clientgo::apimachinery::{Object, OwnerReference};
+use clientgo::apimachinery::{Object, ObjectKey, OwnerReference};
 use clientgo::rest::{Config, PostParams, ResourceClient, RestClient};
 use clientgo::tools::cache::{
-    EnqueueHandler, NamespaceLister, SharedInformerFactory, split_meta_namespace_key,
-    wait_for_cache_sync,
+    EnqueueHandler, NamespaceLister, SharedInformerFactory, controller_key,
 };
 use clientgo::util::workqueue::{Queue, run_workers};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-type BoxError = Box<dyn Error + Send + Sync>;
+type Result<T = (), E = Box<dyn Error + Send + Sync>> = std::result::Result<T, E>;
 
 /// The label that opts a ConfigMap in.
 pub const MIRROR: &str = "clientgo.example/mirror";
 
 #[tokio::main]
-async fn main() -> Result<(), BoxError> {
+async fn main() -> Result {
     tracing_subscriber::fmt::init();
-    let config = Config::infer()?;
-    let namespace = config.default_namespace.clone();
-    run(config, &namespace, clientgo::signals::shutdown_on_signal()).await
+    let (config, shutdown) = (Config::infer()?, clientgo::signals::shutdown_on_signal());
+    run(config.clone(), &config.default_namespace, shutdown).await
 }
 
 /// What a reconcile reads and writes through.
@@ -51,32 +49,24 @@ struct Controller {
 }
 
 /// Runs the controller in `namespace` until `shutdown`.
-pub async fn run(
-    config: Config,
-    namespace: &str,
-    shutdown: CancellationToken,
-) -> Result<(), BoxError> {
+pub async fn run(config: Config, namespace: &str, shutdown: CancellationToken) -> Result {
     let client = RestClient::new(&config)?;
     let factory = SharedInformerFactory::builder(&client)
         .namespace(namespace.to_owned())
         .build();
-    let (configmaps, secrets) = (
-        factory.informer::<ConfigMap>(),
-        factory.informer::<Secret>(),
-    );
+    let configmaps = factory.informer::<ConfigMap>();
+    let secrets = factory.informer::<Secret>();
     // Keys wait here; a key from the initial list goes behind real changes.
     let queue = Queue::builder().default_rate_limiter().priority().build();
 
     // Handlers only enqueue keys: a ConfigMap's own key for its changes, and for a Secret's
     // changes (deletion included) the key of the ConfigMap controlling it.
     configmaps.add_event_handler(EnqueueHandler::new(queue.clone()))?;
-    secrets.add_event_handler(EnqueueHandler::with_key_fn(queue.clone(), |s: &Secret| {
-        let owner = s.controller_ref().filter(|o| o.kind == "ConfigMap")?;
-        Some(format!("{}/{}", s.namespace(), owner.name))
-    }))?;
+    let owner_key = |s: &Secret| controller_key(s, "ConfigMap");
+    secrets.add_event_handler(EnqueueHandler::with_key_fn(queue.clone(), owner_key))?;
 
     factory.start(&shutdown);
-    wait_for_cache_sync(&[&configmaps, &secrets], Duration::from_secs(60)).await?;
+    factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
     let controller = Arc::new(Controller {
         configmaps: configmaps.lister().namespace(namespace),
         secrets: secrets.lister().namespace(namespace),
@@ -94,17 +84,16 @@ pub async fn run(
 
 impl Controller {
     /// Makes the Secret of ConfigMap `key` match it. Reads only the caches; writes only a
-    /// difference.
-    async fn reconcile(&self, key: Arc<str>) -> Result<(), BoxError> {
-        let (_, name) = split_meta_namespace_key(&key)?;
-        let Some(cm) = self.configmaps.get(name) else {
-            return Ok(()); // deleted: the garbage collector deletes its Secret (ownerReference)
+    /// difference, and returns once the cache holds it.
+    async fn reconcile(&self, key: ObjectKey) -> Result {
+        let name = key.name();
+        let mirrored =
+            |cm: &ConfigMap| cm.labels().get(MIRROR) == Some("true") && !cm.is_being_deleted();
+        let Some(cm) = self.configmaps.get(name).filter(|cm| mirrored(cm)) else {
+            return Ok(()); // gone (the garbage collector deletes its Secret), or not mirrored
         };
-        if cm.labels().get(MIRROR) != Some("true") || cm.is_being_deleted() {
-            return Ok(());
-        }
-        let data = desired_data(&cm);
-        match self.secrets.get(name) {
+        let (data, post) = (desired_data(&cm), PostParams::default());
+        let written = match self.secrets.get(name) {
             None => {
                 let secret = Secret {
                     metadata: ObjectMeta {
@@ -116,26 +105,23 @@ impl Controller {
                     data: Some(data),
                     ..Secret::default()
                 };
-                self.secrets_api
-                    .create(&secret, &PostParams::default())
-                    .await?;
+                self.secrets_api.create(&secret, &post).await?
             }
             // Never take over a Secret someone else made (the sample-controller's rule).
-            Some(secret) if !secret.is_controlled_by(&*cm) => {
-                return Err(
-                    format!("Secret {key} exists and is not controlled by its ConfigMap").into(),
-                );
-            }
-            Some(secret) if secret.data.as_ref() == Some(&data) => {} // up to date
+            Some(s) if !s.is_controlled_by(&*cm) => return Err(format!("{key}: not ours").into()),
+            Some(secret) if secret.data.as_ref() == Some(&data) => return Ok(()), // up to date
             Some(secret) => {
                 let mut secret = (*secret).clone(); // the cache's copy is shared: clone to edit
                 secret.data = Some(data);
-                self.secrets_api
-                    .update(name, &secret, &PostParams::default())
-                    .await?;
+                self.secrets_api.update(name, &secret, &post).await?
             }
-        }
-        Ok(())
+        };
+        // Read your writes: the next reconcile of this key finds this write in the cache.
+        let rv = written.resource_version();
+        let synced = self
+            .secrets
+            .wait_for_resource_version(rv, Duration::from_secs(10));
+        Ok(synced.await?)
     }
 }
 

@@ -16,7 +16,7 @@ use clientgo_flightrecorder::{Recorder, StepKind, Timeline};
 use clientgo_informer::{EnqueueHandler, SharedInformerFactory, wait_for_cache_sync};
 use clientgo_ratelimit::default_controller_rate_limiter;
 use clientgo_rest::{Config, PostParams, RestClient};
-use clientgo_workqueue::{Queue, QueueConfig, run_workers};
+use clientgo_workqueue::{ObjectKey, Queue, QueueConfig, run_workers};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio::sync::Semaphore;
@@ -121,7 +121,7 @@ async fn a_key_journeys_from_its_watch_event_to_its_reconciles() {
         .namespace("default".to_owned())
         .build();
     let informer = factory.informer::<ConfigMap>();
-    let queue = Queue::<Arc<str>>::rate_limiting_with_config(
+    let queue = Queue::<ObjectKey>::rate_limiting_with_config(
         Arc::new(default_controller_rate_limiter()),
         QueueConfig::named("journey"),
     );
@@ -140,10 +140,10 @@ async fn a_key_journeys_from_its_watch_event_to_its_reconciles() {
         let (queue, api, gate, shutdown) =
             (queue.clone(), api.clone(), gate.clone(), shutdown.clone());
         tokio::spawn(async move {
-            let reconcile = move |key: Arc<str>| {
+            let reconcile = move |key: ObjectKey| {
                 let (lister, api, gate) = (lister.clone(), api.clone(), gate.clone());
                 async move {
-                    let name = key.split_once('/').map_or(&*key, |(_, name)| name);
+                    let name = key.name();
                     if name == "hold" {
                         drop(gate.acquire().await);
                     }

@@ -13,7 +13,7 @@ use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_ratelimit::default_controller_rate_limiter;
 use clientgo_rest::config::Secret;
 use clientgo_rest::{Auth, Config, GetParams, ListParams, PostParams, ResourceClient, RestClient};
-use clientgo_workqueue::{Queue, QueueConfig, run_workers};
+use clientgo_workqueue::{ObjectKey, Queue, QueueConfig, run_workers};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use opentelemetry::Value;
@@ -74,7 +74,7 @@ async fn reconcile_and_request_spans_reach_opentelemetry_with_its_http_names() {
     };
     api.create(&web, &PostParams::default()).await.unwrap();
 
-    let queue = Queue::<Arc<str>>::rate_limiting_with_config(
+    let queue = Queue::<ObjectKey>::rate_limiting_with_config(
         Arc::new(default_controller_rate_limiter()),
         QueueConfig::named("otel"),
     );
@@ -83,10 +83,10 @@ async fn reconcile_and_request_spans_reach_opentelemetry_with_its_http_names() {
     let workers = {
         let (queue, api, shutdown) = (queue.clone(), api.clone(), shutdown.clone());
         tokio::spawn(async move {
-            let reconcile = move |key: Arc<str>| {
+            let reconcile = move |key: ObjectKey| {
                 let (api, reconciled) = (api.clone(), reconciled.clone());
                 async move {
-                    let name = key.split_once('/').map_or(&*key, |(_, name)| name);
+                    let name = key.name();
                     api.get(name, &GetParams::default()).await?;
                     let selector = ListParams {
                         label_selector: Some(format!("secret={QUERY_SECRET}")),
@@ -100,7 +100,7 @@ async fn reconcile_and_request_spans_reach_opentelemetry_with_its_http_names() {
             run_workers(&queue, 1, reconcile, shutdown).await;
         })
     };
-    queue.add(Arc::from("default/web"));
+    queue.add(ObjectKey::new("default", "web"));
     tokio::time::timeout(Duration::from_secs(30), reconciled_rx.recv())
         .await
         .expect("the reconcile ran")

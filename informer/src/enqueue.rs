@@ -21,13 +21,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use clientgo_apimachinery::Object;
+use clientgo_apimachinery::{Object, ObjectKey};
 use clientgo_workqueue::{AddOptions, PRIORITY_LOW, PRIORITY_NORMAL, Priority, Queue};
 
 use crate::handler::ResourceEventHandler;
-use crate::keys::{DeleteEvent, meta_namespace_key_func};
+use crate::keys::DeleteEvent;
 
-type KeyFn<T> = Box<dyn Fn(&T) -> Option<String> + Send + Sync>;
+type KeyFn<T> = Box<dyn Fn(&T) -> Option<ObjectKey> + Send + Sync>;
 
 /// Enqueues the key of every object it is told of, at a priority that depends on the
 /// notification (see the module docs).
@@ -40,7 +40,7 @@ type KeyFn<T> = Box<dyn Fn(&T) -> Option<String> + Send + Sync>;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let queue = Queue::builder().rate_limiter(Arc::new(clientgo_ratelimit::default_controller_rate_limiter())).priority().build();
+/// let queue = Queue::builder().default_rate_limiter().priority().build();
 /// let handler = EnqueueHandler::new(queue.clone());
 /// let mut listed = DynamicObject::new("listed");
 /// listed.set_namespace("default".into());
@@ -48,26 +48,26 @@ type KeyFn<T> = Box<dyn Fn(&T) -> Option<String> + Send + Sync>;
 /// created.set_namespace("default".into());
 /// handler.on_add(&Arc::new(listed), true); // from the initial list: low priority
 /// handler.on_add(&Arc::new(created), false); // a real change
-/// assert_eq!(**queue.get().await.unwrap(), *"default/created");
+/// assert_eq!(queue.get().await.unwrap().as_str(), "default/created");
 /// # }
 /// ```
-pub struct EnqueueHandler<T, Q = Queue<Arc<str>>> {
-    queue: Q,
+pub struct EnqueueHandler<T> {
+    queue: Queue<ObjectKey>,
     /// Maps an object to the key to enqueue; `None` for the object's own key.
     key: Option<KeyFn<T>>,
 }
 
 impl<T> EnqueueHandler<T> {
-    /// Enqueues each object's own key (`namespace/name`).
-    pub fn new(queue: Queue<Arc<str>>) -> Self {
+    /// Enqueues each object's own key.
+    pub fn new(queue: Queue<ObjectKey>) -> Self {
         Self { queue, key: None }
     }
 
     /// Enqueues the key `key` maps an object to, if any: for example the key of the object's
     /// controller. A tombstone without a last known state cannot be mapped, and is skipped.
     pub fn with_key_fn(
-        queue: Queue<Arc<str>>,
-        key: impl Fn(&T) -> Option<String> + Send + Sync + 'static,
+        queue: Queue<ObjectKey>,
+        key: impl Fn(&T) -> Option<ObjectKey> + Send + Sync + 'static,
     ) -> Self {
         Self {
             queue,
@@ -79,29 +79,22 @@ impl<T> EnqueueHandler<T> {
 /// The key of `object`'s controller (the owner reference with `controller: true`) when it
 /// is of `kind`: for [`EnqueueHandler::with_key_fn`] on the informer of dependents, so that a
 /// change to a Deployment enqueues the Foo that owns it.
-pub fn controller_key<T: Object>(object: &T, kind: &str) -> Option<String> {
+pub fn controller_key<T: Object>(object: &T, kind: &str) -> Option<ObjectKey> {
     let owner = object.controller_ref()?;
-    (owner.kind == kind).then(|| {
-        if object.namespace().is_empty() {
-            owner.name.to_owned()
-        } else {
-            format!("{}/{}", object.namespace(), owner.name)
-        }
-    })
+    (owner.kind == kind).then(|| ObjectKey::new(object.namespace(), owner.name))
 }
 
 impl<T: Object> EnqueueHandler<T> {
-    fn key_of(&self, object: &T) -> Option<String> {
+    fn key_of(&self, object: &T) -> Option<ObjectKey> {
         match &self.key {
             Some(key) => key(object),
-            None => Some(meta_namespace_key_func(object)),
+            None => Some(ObjectKey::of(object)),
         }
     }
 
-    fn enqueue(&self, key: Option<String>, priority: Priority) {
+    fn enqueue(&self, key: Option<ObjectKey>, priority: Priority) {
         if let Some(key) = key {
-            self.queue
-                .add_with(Arc::from(key), AddOptions::priority(priority));
+            self.queue.add_with(key, AddOptions::priority(priority));
         }
     }
 }
@@ -128,7 +121,7 @@ impl<T: Object + Send + Sync> ResourceEventHandler<T> for EnqueueHandler<T> {
 
     fn on_delete(&self, event: DeleteEvent<T>) {
         let key = match (&self.key, event.object()) {
-            (None, _) => Some(event.key()),
+            (None, _) => event.object_key(),
             (Some(_), Some(object)) => self.key_of(object),
             (Some(_), None) => None,
         };
@@ -158,12 +151,12 @@ mod tests {
         Arc::new(object)
     }
 
-    fn queue() -> Queue<Arc<str>> {
+    fn queue() -> Queue<ObjectKey> {
         Queue::builder().default_rate_limiter().priority().build()
     }
 
     /// Every key in line, in the order the queue hands them out.
-    async fn in_order(queue: &Queue<Arc<str>>) -> Vec<String> {
+    async fn in_order(queue: &Queue<ObjectKey>) -> Vec<String> {
         let mut keys = Vec::new();
         while !queue.is_empty() {
             let held = queue.get().await.unwrap();
@@ -213,7 +206,8 @@ mod tests {
     async fn a_key_fn_maps_objects_and_skips_unmappable_tombstones() {
         let queue = queue();
         let handler = EnqueueHandler::with_key_fn(queue.clone(), |o: &DynamicObject| {
-            (o.name() != "orphan").then(|| format!("{}/owner-of-{}", o.namespace(), o.name()))
+            (o.name() != "orphan")
+                .then(|| ObjectKey::new(o.namespace(), &format!("owner-of-{}", o.name())))
         });
         handler.on_add(&object("ns", "a", "1"), false);
         handler.on_add(&object("ns", "orphan", "1"), false);
@@ -229,7 +223,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn on_a_fifo_queue_every_notification_enqueues_its_key_in_order() {
-        let queue = Queue::<Arc<str>>::with_default_rate_limiter();
+        let queue = Queue::<ObjectKey>::with_default_rate_limiter();
         let handler = EnqueueHandler::new(queue.clone());
         handler.on_add(&object("ns", "listed", "1"), true);
         handler.on_update(&object("ns", "changed", "1"), &object("ns", "changed", "2"));
@@ -264,8 +258,8 @@ mod tests {
     #[test]
     fn controller_key_is_the_key_of_the_controlling_owner_of_that_kind() {
         assert_eq!(
-            controller_key(&*owned_by("Foo", "web", true), "Foo").as_deref(),
-            Some("ns/web")
+            controller_key(&*owned_by("Foo", "web", true), "Foo"),
+            Some(ObjectKey::new("ns", "web"))
         );
         assert_eq!(controller_key(&*owned_by("Bar", "web", true), "Foo"), None);
         assert_eq!(
@@ -277,7 +271,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_dependent_enqueues_its_controller_even_from_a_tombstone() {
-        let queue = Queue::<Arc<str>>::with_default_rate_limiter();
+        let queue = Queue::<ObjectKey>::with_default_rate_limiter();
         let handler = EnqueueHandler::with_key_fn(queue.clone(), |d: &DynamicObject| {
             controller_key(d, "Foo")
         });

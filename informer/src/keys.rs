@@ -21,7 +21,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use clientgo_apimachinery::{KeyError, Object, object_key, split_key};
+use clientgo_apimachinery::{KeyError, Object, ObjectKey, object_key, split_key};
 
 /// The cache key of an object: `namespace/name`, or `name` when the namespace is empty
 /// (client-go's `MetaNamespaceKeyFunc`).
@@ -134,6 +134,15 @@ impl<T: Object> DeleteEvent<T> {
         match self {
             DeleteEvent::Object(object) => meta_namespace_key_func(&**object),
             DeleteEvent::Tombstone(tombstone) => tombstone.key.clone(),
+        }
+    }
+
+    /// The deleted object's [`ObjectKey`]; `None` only for a tombstone whose key does not
+    /// parse (the informer's own tombstones always do).
+    pub fn object_key(&self) -> Option<ObjectKey> {
+        match self {
+            DeleteEvent::Object(object) => Some(ObjectKey::of(&**object)),
+            DeleteEvent::Tombstone(tombstone) => tombstone.key.parse().ok(),
         }
     }
 }

@@ -21,11 +21,10 @@
 //! k8s-openapi (the `k8s-openapi` feature of `clientgo-apimachinery`, or of `clientgo`):
 //!
 //! ```no_run
-//! use std::sync::Arc;
 //! use std::time::Duration;
-//! use clientgo_informer::{EnqueueHandler, SharedInformerFactory, split_meta_namespace_key};
+//! use clientgo_informer::{EnqueueHandler, SharedInformerFactory};
 //! use clientgo_rest::{Config, RestClient};
-//! use clientgo_workqueue::{Queue, run_workers};
+//! use clientgo_workqueue::{ObjectKey, Queue, run_workers};
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use tokio_util::sync::CancellationToken;
 //! # mod k8s_openapi { pub mod api { pub mod core { pub mod v1 {
@@ -52,9 +51,8 @@
 //! factory.start(&shutdown);
 //! factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
 //! let lister = configmaps.lister();
-//! let reconcile = move |key: Arc<str>| {
-//!     let (namespace, name) = split_meta_namespace_key(&key).unwrap_or_default();
-//!     let cached = lister.namespace(namespace).get(name); // the cache, not the server
+//! let reconcile = move |key: ObjectKey| {
+//!     let cached = lister.namespace(key.namespace()).get(key.name()); // the cache, not the server
 //!     async move {
 //!         // Compare with the world, write only the difference; Err retries after a backoff.
 //!         println!("{key}: {}", if cached.is_some() { "exists" } else { "deleted" });

@@ -14,17 +14,18 @@
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use clientgo_apimachinery::Object;
 use clientgo_apimachinery::labels::Selector;
 
-use crate::store::{Indexer, NAMESPACE_INDEX};
+use crate::store::{Indexer, NAMESPACE_INDEX, WaitForResourceVersionError};
 
 /// Lists and gets cached objects of one type (client-go's typed `Lister`).
 ///
 /// ```
 /// use std::sync::Arc;
-/// use clientgo_apimachinery::{DynamicObject, Object, labels::Selector};
+/// use clientgo_apimachinery::{DynamicObject, Object, ObjectKey, labels::Selector};
 /// use clientgo_informer::{Indexer, Indexers, Lister};
 ///
 /// let store = Arc::new(Indexer::with_indexers(Indexers::namespace()));
@@ -38,6 +39,7 @@ use crate::store::{Indexer, NAMESPACE_INDEX};
 /// assert_eq!(lister.namespace("prod").list(&selector).len(), 1);
 /// assert_eq!(lister.list(&Selector::everything()).len(), 2);
 /// assert!(lister.namespace("prod").get("db").is_some());
+/// assert!(lister.get_by_key(&ObjectKey::new("prod", "db")).is_some()); // a work queue's key
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Lister<T> {
@@ -81,6 +83,26 @@ impl<T: Object> Lister<T> {
     /// The cluster-scoped object `name`.
     pub fn get(&self, name: &str) -> Option<Arc<T>> {
         self.indexer.get_by_key(name)
+    }
+
+    /// The object `key` names, namespaced or not: an
+    /// [`ObjectKey`](clientgo_apimachinery::ObjectKey) from the work queue, or
+    /// its text (`namespace/name`, `name`).
+    pub fn get_by_key<K: AsRef<str> + ?Sized>(&self, key: &K) -> Option<Arc<T>> {
+        self.indexer.get_by_key(key.as_ref())
+    }
+
+    /// Waits until the cache has caught up to `resource_version` (of this lister's
+    /// resource), at most `timeout`: the read-your-writes barrier after a write (see
+    /// [`Indexer::wait_for_resource_version`]).
+    pub async fn wait_for_resource_version(
+        &self,
+        resource_version: &str,
+        timeout: Duration,
+    ) -> Result<(), WaitForResourceVersionError> {
+        self.indexer
+            .wait_for_resource_version(resource_version, timeout)
+            .await
     }
 
     /// A lister for one namespace (`""` lists every namespace).
@@ -160,6 +182,17 @@ impl<T: Object> NamespaceLister<T> {
     /// The namespace.
     pub fn namespace(&self) -> &str {
         &self.namespace
+    }
+
+    /// [`Lister::wait_for_resource_version`]: the read-your-writes barrier after a write.
+    pub async fn wait_for_resource_version(
+        &self,
+        resource_version: &str,
+        timeout: Duration,
+    ) -> Result<(), WaitForResourceVersionError> {
+        self.lister
+            .wait_for_resource_version(resource_version, timeout)
+            .await
     }
 }
 

@@ -55,7 +55,7 @@ use clientgo_informer::{
 use clientgo_leaderelection::Fence;
 use clientgo_record::{EventRecorder, EventType, ObjectReference};
 use clientgo_rest::{PostParams, ResourceClient, RestClient};
-use clientgo_workqueue::{Queue, QueueConfig, WorkerPool, WorkerStats};
+use clientgo_workqueue::{ObjectKey, Queue, QueueConfig, WorkerPool, WorkerStats};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
@@ -145,7 +145,7 @@ pub struct Controller {
     deployments: TypedLister<Deployment>,
     foo_informer: SharedIndexInformer<Foo>,
     deployment_informer: SharedIndexInformer<Compact<Deployment>>,
-    queue: Queue<Arc<str>>,
+    queue: Queue<ObjectKey>,
     recorder: EventRecorder,
     stats: Stats,
     inherited_labels: Vec<String>,
@@ -240,14 +240,14 @@ impl Controller {
     }
 
     /// The work queue (for tests and metrics).
-    pub fn queue(&self) -> &Queue<Arc<str>> {
+    pub fn queue(&self) -> &Queue<ObjectKey> {
         &self.queue
     }
 
     /// Enqueues the Foo's key; `routine` for a notification that most likely needs no work.
     fn enqueue(&self, foo: &Foo, routine: bool) {
         self.queue
-            .add_with(Arc::from(foo.key()), work_queue::add_options(routine));
+            .add_with(ObjectKey::of(foo), work_queue::add_options(routine));
     }
 
     /// Enqueues the Foo controlling `deployment`; ignores Deployments no Foo controls.
@@ -302,7 +302,7 @@ impl Controller {
         }
         pool.run(
             &self.queue,
-            move |key: Arc<str>| {
+            move |key: ObjectKey| {
                 let this = this.clone();
                 async move { this.reconcile(&key).await }
             },
@@ -313,7 +313,7 @@ impl Controller {
     }
 
     /// Step 4: brings the world in line with the Foo named by `key`.
-    pub async fn reconcile(&self, key: &str) -> Result<(), ReconcileError> {
+    pub async fn reconcile(&self, key: &ObjectKey) -> Result<(), ReconcileError> {
         let mut written = Written::default();
         let result = self.sync(key, &mut written).await;
         // Even after a failure: the writes that did succeed must show in the cache the retry
@@ -322,16 +322,13 @@ impl Controller {
         result
     }
 
-    async fn sync(&self, key: &str, written: &mut Written) -> Result<(), ReconcileError> {
-        let Some((namespace, name)) = key.split_once('/') else {
-            tracing::error!(key, "invalid resource key");
-            return Ok(()); // retrying cannot fix a malformed key
-        };
+    async fn sync(&self, key: &ObjectKey, written: &mut Written) -> Result<(), ReconcileError> {
+        let (namespace, name) = (key.namespace(), key.name());
         // Read from the cache, not the API server.
         let Some(foo) = self.foos.namespace(namespace).get(name) else {
             // Gone: it was finalized (or deleted before we ever acted on it). Garbage
             // collection removes its Deployment.
-            tracing::info!(key, "foo no longer exists");
+            tracing::info!(%key, "foo no longer exists");
             return Ok(());
         };
 
@@ -340,7 +337,7 @@ impl Controller {
             return self.finalize(&foo, written).await;
         }
         if foo.spec.deployment_name.is_empty() {
-            tracing::error!(key, "spec.deploymentName must be specified");
+            tracing::error!(%key, "spec.deploymentName must be specified");
             return Ok(()); // nothing to do until the user fixes the spec
         }
 
@@ -413,7 +410,7 @@ impl Controller {
         let wanted = foo.spec.replicas.unwrap_or(1);
         let current = deployment.spec.replicas.unwrap_or(1);
         let deployment = if current != wanted {
-            tracing::info!(key, current, wanted, "updating deployment replicas");
+            tracing::info!(%key, current, wanted, "updating deployment replicas");
             let mut updated = (*deployment).clone();
             updated.spec.replicas = Some(wanted);
             let updated = deployments.update(deployment_name, &updated, &post).await?;

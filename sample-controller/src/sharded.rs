@@ -43,7 +43,7 @@ use clientgo_informer::{EnqueueHandler, InformerSynced, wait_for_cache_sync};
 use clientgo_leaderelection::{Ended, Fence, leader_election_client};
 use clientgo_rest::{Config, RestClient};
 use clientgo_sharding::{Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig};
-use clientgo_workqueue::WorkerPool;
+use clientgo_workqueue::{ObjectKey, WorkerPool};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
@@ -245,7 +245,7 @@ impl Replica {
         let work = |member: CancellationToken, fence: Fence| async move {
             let reconcile = {
                 let (gate, controller) = (gate.clone(), controller.clone());
-                move |key: Arc<str>| {
+                move |key: ObjectKey| {
                     let (gate, controller) = (gate.clone(), controller.clone());
                     async move { gate.reconcile(&key, || controller.reconcile(&key)).await }
                 }

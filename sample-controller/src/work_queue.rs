@@ -10,13 +10,11 @@
 //! default because it is client-go's, the one a reader of kubernetes/sample-controller knows;
 //! `docs/walkthrough.md` says when the other one matters.
 
-use std::sync::Arc;
-
-use clientgo_workqueue::{AddOptions, Queue, QueueConfig};
+use clientgo_workqueue::{AddOptions, ObjectKey, Queue, QueueConfig};
 
 /// The controller's queue: client-go's default controller rate limiter, FIFO or, with
 /// `priority`, by priority with aging.
-pub fn new(priority: bool, config: QueueConfig) -> Queue<Arc<str>> {
+pub fn new(priority: bool, config: QueueConfig) -> Queue<ObjectKey> {
     let builder = Queue::builder().config(config).default_rate_limiter();
     if priority {
         builder.priority().build()

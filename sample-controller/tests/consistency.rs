@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{Compact, Object};
+use clientgo_apimachinery::{Compact, Object, ObjectKey};
 
 use clientgo_apiserver_sim::faults::{InjectedError, RequestMatch, WatchFault};
 use clientgo_informer::{Indexers, ListWatch, SharedIndexInformer, SharedInformerOptions};
@@ -78,7 +78,11 @@ async fn a_reconcile_returns_once_the_cache_shows_its_writes() {
     let mark = cluster.sim.requests().mark();
     let mut first = tokio::spawn({
         let controller = controller.clone();
-        async move { controller.reconcile("default/web").await }
+        async move {
+            controller
+                .reconcile(&ObjectKey::new("default", "web"))
+                .await
+        }
     });
     let writes = eventually("the reconcile's writes", || async {
         let writes = cluster.writes_since(CONTROLLER_AGENT, mark);
@@ -120,7 +124,10 @@ async fn a_reconcile_returns_once_the_cache_shows_its_writes() {
     // So the next pass, straight away, finds nothing to do. (From a cache that missed the
     // writes, it would add the finalizer again with a stale resourceVersion: a conflict.)
     let mark = cluster.sim.requests().mark();
-    controller.reconcile("default/web").await.unwrap();
+    controller
+        .reconcile(&ObjectKey::new("default", "web"))
+        .await
+        .unwrap();
     assert_eq!(cluster.writes_since(CONTROLLER_AGENT, mark), []);
     stop.cancel();
 }

@@ -261,13 +261,15 @@ impl ShardGate {
         })
     }
 
-    /// Runs `reconcile` for `key` if this shard owns it and is not draining it; a skipped key
-    /// is `Ok` (its work belongs to another shard now).
-    pub async fn reconcile<F, Fut, E>(&self, key: &str, reconcile: F) -> Result<(), E>
+    /// Runs `reconcile` for `key` (an `ObjectKey`, or its text) if this shard owns it and is
+    /// not draining it; a skipped key is `Ok` (its work belongs to another shard now).
+    pub async fn reconcile<K, F, Fut, E>(&self, key: &K, reconcile: F) -> Result<(), E>
     where
+        K: AsRef<str> + ?Sized,
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<(), E>>,
     {
+        let key = key.as_ref();
         let Some(_in_flight) = self.begin(key) else {
             self.inner.skipped.fetch_add(1, Ordering::Relaxed);
             tracing::trace!(%key, "not this shard's key now: skipped");

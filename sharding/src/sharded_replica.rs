@@ -10,14 +10,13 @@
 //! member Lease:
 //!
 //! ```no_run
-//! # use std::sync::Arc;
 //! # use clientgo_apimachinery::ApiResource;
 //! # use clientgo_informer::EnqueueHandler;
 //! # use clientgo_rest::RestClient;
 //! # use clientgo_sharding::{ShardedReplica, SharderConfig};
-//! # use clientgo_workqueue::{Queue, WorkerPool};
+//! # use clientgo_workqueue::{ObjectKey, Queue, WorkerPool};
 //! # use tokio_util::sync::CancellationToken;
-//! # async fn reconcile(key: Arc<str>) -> Result<(), std::convert::Infallible> { Ok(()) }
+//! # async fn reconcile(key: ObjectKey) -> Result<(), std::convert::Infallible> { Ok(()) }
 //! # async fn example(
 //! #     client: RestClient,
 //! #     election_client: RestClient,
@@ -25,14 +24,14 @@
 //! #     primary: ApiResource,
 //! #     cancel: CancellationToken,
 //! # ) -> Result<(), Box<dyn std::error::Error>> {
-//! let queue = Queue::<Arc<str>>::new();
+//! let queue = Queue::<ObjectKey>::new();
 //! let replica = ShardedReplica::new(&client, &election_client, sharder_config)?;
 //! let factory = replica.informer_factory(&client).build();
 //! let informer = factory.dynamic_informer(&primary);
 //! informer.add_event_handler(replica.gate().handler(EnqueueHandler::new(queue.clone())))?;
 //! factory.start(&cancel);
 //! let gate = replica.gate().clone();
-//! let work = move |key: Arc<str>| {
+//! let work = move |key: ObjectKey| {
 //!     let gate = gate.clone();
 //!     async move { gate.reconcile(&key.clone(), || reconcile(key)).await }
 //! };

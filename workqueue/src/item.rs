@@ -7,7 +7,8 @@
 
 use std::hash::Hash;
 
-/// The bounds every queue item satisfies: a cheap-to-clone key such as `Arc<str>`.
+/// The bounds every queue item satisfies: a cheap-to-clone key such as
+/// [`ObjectKey`](clientgo_apimachinery::ObjectKey) or `Arc<str>`.
 pub trait QueueItem: Hash + Eq + Clone + Send + 'static {}
 impl<T: Hash + Eq + Clone + Send + 'static> QueueItem for T {}
 

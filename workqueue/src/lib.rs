@@ -29,21 +29,21 @@
 //! instead of `Ok(())`: the key comes back once the delay has passed.
 //!
 //! ```
-//! use std::sync::Arc;
-//! use clientgo_workqueue::{Queue, run_workers};
+//! use clientgo_workqueue::{ObjectKey, Queue, run_workers};
 //! use tokio_util::sync::CancellationToken;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let queue = Queue::<Arc<str>>::with_default_rate_limiter();
-//! queue.add(Arc::from("default/web")); // what an event handler does on a change
+//! let queue = Queue::<ObjectKey>::with_default_rate_limiter();
+//! queue.add(ObjectKey::new("default", "web")); // what an event handler does on a change
 //! let shutdown = CancellationToken::new(); // cancelled on SIGTERM in a program
 //! let stop = shutdown.clone();
 //! // The workers are tasks: the reconcile owns what it uses (clones of handles).
-//! let reconcile = move |key: Arc<str>| {
+//! let reconcile = move |key: ObjectKey| {
 //!     let shutdown = stop.clone();
 //!     async move {
-//!         println!("reconciling {key}"); // read the cache, write the difference
+//!         // read the cache at key.namespace(), key.name(); write the difference
+//!         println!("reconciling {key}");
 //!         shutdown.cancel(); // (this one stops after a key)
 //!         Ok::<(), String>(()) // Err: retried after a backoff
 //!     }
@@ -116,5 +116,7 @@ pub use queue::{Drain, Get, Processing, Queue, QueueItem};
 #[cfg(not(clientgo_loom))]
 pub use workers::{DEFAULT_DRAIN_TIMEOUT, Reconciled, WorkerPool, WorkerStats, run_workers};
 
+#[doc(no_inline)]
+pub use clientgo_apimachinery::ObjectKey;
 #[doc(no_inline)]
 pub use clientgo_ratelimit::RateLimiter;

@@ -366,7 +366,9 @@ impl ObjectHandler {
                 }
             }
             Partition::Controller { kind } => {
-                if let Some(controller) = clientgo_informer::controller_key(new, kind) {
+                if let Some(controller) =
+                    clientgo_informer::controller_key(new, kind).map(String::from)
+                {
                     state
                         .dependents
                         .lock()
@@ -420,7 +422,8 @@ impl ResourceEventHandler<PartialObjectMetadata> for ObjectHandler {
         if let (Partition::Controller { kind }, Some(object)) = (
             &state.config.resources[self.index].partition,
             event.object(),
-        ) && let Some(controller) = clientgo_informer::controller_key(object.as_ref(), kind)
+        ) && let Some(controller) =
+            clientgo_informer::controller_key(object.as_ref(), kind).map(String::from)
         {
             let mut dependents = state.dependents.lock();
             if let Some(keys) = dependents.get_mut(&(self.index, controller.clone())) {

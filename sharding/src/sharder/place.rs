@@ -71,7 +71,7 @@ impl State {
                     return Ok(()); // not a dependent of a sharded object: left alone
                 };
                 let shard = self
-                    .primary_of(kind, &controller)
+                    .primary_of(kind, controller.as_str())
                     .and_then(|c| c.labels().get(&self.shard_label).map(str::to_owned));
                 match shard {
                     Some(shard) => self.follow(index, &object, &shard).await.map(|_| ()),
@@ -210,7 +210,11 @@ impl State {
                 else {
                     continue;
                 };
-                if controller_key(object.as_ref(), kind).as_deref() != Some(key) {
+                if controller_key(object.as_ref(), kind)
+                    .as_ref()
+                    .map(|c| c.as_str())
+                    != Some(key)
+                {
                     continue;
                 }
                 all_current &= self.follow(dependent_index, &object, shard).await?;

@@ -18,7 +18,7 @@ use clientgo_rest::{Config, ListParams, PostParams, ResourceClient, RestClient};
 use clientgo_sharding::{
     Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig, ShardingMetrics,
 };
-use clientgo_workqueue::{Queue, WorkerPool};
+use clientgo_workqueue::{ObjectKey, Queue, WorkerPool};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -217,7 +217,7 @@ pub fn start_replica_with(
     let factory = sharded.informer_factory(&client).build();
     let cache = factory.dynamic_informer(&config_maps());
     let gate = sharded.gate().clone();
-    let queue = Queue::<Arc<str>>::builder()
+    let queue = Queue::<ObjectKey>::builder()
         .default_rate_limiter()
         .priority()
         .build();
@@ -238,7 +238,7 @@ pub fn start_replica_with(
         factory.start(&cancel);
         let lister = cache.lister();
         let writes = objects(&client);
-        let reconcile = move |key: Arc<str>| {
+        let reconcile = move |key: ObjectKey| {
             let (gate, lister, writes, log, id) = (
                 gate.clone(),
                 lister.clone(),
@@ -248,8 +248,8 @@ pub fn start_replica_with(
             );
             async move {
                 gate.reconcile(&key, || async {
-                    let _running = log.start(&key, &id);
-                    let name = key.split_once('/').map_or(&*key, |(_, n)| n);
+                    let _running = log.start(key.as_str(), &id);
+                    let name = key.name();
                     reconcile_one(&lister.namespace(NAMESPACE), &writes, name, work).await
                 })
                 .await

@@ -9,6 +9,7 @@
 //! formatted and the depth read only when one is. client-go has no such events (its queue
 //! reports metrics only).
 
+use clientgo_apimachinery::ObjectKey;
 use clientgo_journey::{AddOutcome, DoneOutcome, Stage, target};
 use std::any::Any;
 use std::fmt;
@@ -21,14 +22,16 @@ pub(crate) fn enabled() -> bool {
     tracing::enabled!(target: target::WORKQUEUE, tracing::Level::TRACE)
 }
 
-/// An item as text: the string keys controllers use (`Arc<str>`, `String`, `&str`), or the
-/// item's hash for any other type (the queue does not require `Display`).
+/// An item as text: the keys controllers use ([`ObjectKey`], `Arc<str>`, `String`, `&str`),
+/// or the item's hash for any other type (the queue does not require `Display`).
 pub(crate) struct ItemKey<'a, T>(pub(crate) &'a T, pub(crate) u64);
 
 impl<T: 'static> fmt::Display for ItemKey<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let item: &dyn Any = self.0;
-        if let Some(key) = item.downcast_ref::<Arc<str>>() {
+        if let Some(key) = item.downcast_ref::<ObjectKey>() {
+            f.write_str(key.as_str())
+        } else if let Some(key) = item.downcast_ref::<Arc<str>>() {
             f.write_str(key)
         } else if let Some(key) = item.downcast_ref::<String>() {
             f.write_str(key)
