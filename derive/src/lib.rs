@@ -10,6 +10,8 @@
 //!   honouring its serde attributes and the `#[schema(...)]` validations.
 //! * [`merge_crds`] puts the versions of one kind into one CRD, with exactly one storage
 //!   version.
+//! * [`rbac`] is controller-tools' other generator: the `ClusterRole`/`Role` a controller
+//!   needs, from the rules it declares beside its code (`+kubebuilder:rbac` markers in Go).
 //!
 //! ```
 //! use clientgo_derive::{CrdSchema, CustomResource};
@@ -122,6 +124,7 @@ mod enums;
 #[cfg(feature = "k8s-openapi")]
 mod k8s;
 mod merge;
+pub mod rbac;
 mod schema;
 
 pub use clientgo_derive_macros::{CrdSchema, CustomResource};

@@ -13,6 +13,7 @@
 //! * [`serve`]: `/metrics`, `/healthz` and `/readyz`.
 //! * [`sharded`]: `--sharded`, the controller as one of N shards.
 //! * [`work_queue`]: the FIFO queue, or the priority queue with `--priority-queue`.
+//! * [`rbac`]: the permissions it needs, declared beside the code; `artifacts/rbac*.yaml`.
 //!
 //! `docs/walkthrough.md` (at the top of the repository) reads this crate beside the library
 //! code it runs on.
@@ -25,6 +26,7 @@ pub mod demo;
 pub mod desired;
 pub mod finalizer;
 pub mod foo;
+pub mod rbac;
 pub mod records;
 pub mod serve;
 pub mod sharded;
