@@ -15,47 +15,56 @@ use std::time::Duration;
 
 use clientgo_ratelimit::RateLimiter;
 
-use crate::line::{PRIORITY_LOW, PRIORITY_NORMAL, Priority};
 use crate::metrics::MetricsProvider;
-use crate::queue::{Order, Queue, QueueItem};
+use crate::options::{DEFAULT_AGING, Order, QueueConfig};
+use crate::queue::{Queue, QueueItem};
 
-/// How long a waiting item takes to gain one priority level on a priority queue, unless the
-/// builder says otherwise: [`PRIORITY_LOW`] is 100 levels below [`PRIORITY_NORMAL`], so a
-/// low-priority key outranks fresh normal adds after 100 s.
-pub const DEFAULT_AGING: Duration = Duration::from_secs(1);
-
-/// A queue's name and where its metrics go: client-go's `TypedQueueConfig`.
-#[derive(Clone, Default)]
-pub struct QueueConfig {
-    /// The queue's name, the `name` label of its metrics. A queue without a name has no metrics.
-    pub name: String,
-    /// Where the queue's metrics go; `None` uses the provider given to
-    /// [`set_provider`](crate::set_provider), if any.
-    pub metrics_provider: Option<Arc<dyn MetricsProvider>>,
-}
-
-impl QueueConfig {
-    /// A configuration with only a name.
-    pub fn named(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            metrics_provider: None,
-        }
-    }
-
-    /// Sends this queue's metrics to `provider`.
-    pub fn with_metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
-        self.metrics_provider = Some(provider);
-        self
+impl<T: QueueItem> Default for Queue<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
-impl fmt::Debug for QueueConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueueConfig")
-            .field("name", &self.name)
-            .field("metrics_provider", &self.metrics_provider.is_some())
-            .finish()
+/// Making a queue.
+impl<T: QueueItem> Queue<T> {
+    /// A new queue without a name (and so without metrics) or rate limiter: client-go's
+    /// `NewTyped` (and `NewTypedDelayingQueue`: every queue can delay an add).
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A new queue without a rate limiter: client-go's `NewTypedWithConfig`.
+    pub fn with_config(config: QueueConfig) -> Self {
+        Self::builder().config(config).build()
+    }
+
+    /// A new queue that backs failed items off as `limiter` says: client-go's
+    /// `NewTypedRateLimitingQueue`.
+    pub fn rate_limiting(limiter: Arc<dyn RateLimiter<T>>) -> Self {
+        Self::builder().rate_limiter(limiter).build()
+    }
+
+    /// [`rate_limiting`](Queue::rate_limiting) with a name and metrics: client-go's
+    /// `NewTypedRateLimitingQueueWithConfig`.
+    pub fn rate_limiting_with_config(
+        limiter: Arc<dyn RateLimiter<T>>,
+        config: QueueConfig,
+    ) -> Self {
+        Self::builder().config(config).rate_limiter(limiter).build()
+    }
+
+    /// A new queue with client-go's default controller rate limiter
+    /// (`DefaultTypedControllerRateLimiter`), the usual queue of a controller.
+    pub fn with_default_rate_limiter() -> Self
+    where
+        T: Sync,
+    {
+        Self::builder().default_rate_limiter().build()
+    }
+
+    /// A builder for any other combination: name, metrics, rate limiter, priority and aging.
+    pub fn builder() -> QueueBuilder<T> {
+        QueueBuilder::default()
     }
 }
 
@@ -164,44 +173,5 @@ impl<T> fmt::Debug for QueueBuilder<T> {
             .field("rate_limiter", &self.limiter.is_some())
             .field("order", &self.order)
             .finish()
-    }
-}
-
-/// How [`Queue::add_with`] adds an item: at which priority, after which delay, and whether
-/// after the rate limiter's backoff. controller-runtime's priority queue's `AddOpts`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AddOptions {
-    /// The priority it waits at (a FIFO queue ignores it); [`PRIORITY_NORMAL`] by default.
-    pub priority: Priority,
-    /// Add it only once this delay has passed.
-    pub after: Option<Duration>,
-    /// Add it after the rate limiter's backoff (recording one more failure), or after
-    /// `after` if that is shorter.
-    pub rate_limited: bool,
-}
-
-impl Default for AddOptions {
-    fn default() -> Self {
-        Self {
-            priority: PRIORITY_NORMAL,
-            after: None,
-            rate_limited: false,
-        }
-    }
-}
-
-impl AddOptions {
-    /// An add at `priority`, now.
-    pub fn priority(priority: Priority) -> Self {
-        Self {
-            priority,
-            ..Self::default()
-        }
-    }
-
-    /// An add at [`PRIORITY_LOW`], now: for keys that most likely need no work (the initial
-    /// list, a resync).
-    pub fn low() -> Self {
-        Self::priority(PRIORITY_LOW)
     }
 }

@@ -98,6 +98,7 @@ mod builder;
 mod item;
 mod line;
 mod metrics;
+mod options;
 mod prometheus;
 mod queue;
 mod state;
@@ -106,11 +107,12 @@ mod waiters;
 #[cfg(not(clientgo_loom))]
 mod workers;
 
-pub use builder::{AddOptions, DEFAULT_AGING, QueueBuilder, QueueConfig};
+pub use builder::QueueBuilder;
 pub use line::{PRIORITY_LOW, PRIORITY_NORMAL, Priority};
 pub use metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric, set_provider,
 };
+pub use options::{AddOptions, DEFAULT_AGING, QueueConfig};
 pub use prometheus::PrometheusMetricsProvider;
 pub use queue::{Drain, Get, Processing, Queue, QueueItem};
 #[cfg(not(clientgo_loom))]

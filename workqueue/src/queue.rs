@@ -84,11 +84,11 @@ use std::time::Duration;
 use clientgo_journey::DoneOutcome;
 use clientgo_ratelimit::RateLimiter;
 
-use crate::builder::{AddOptions, QueueBuilder, QueueConfig};
 use crate::item::ItemHasher;
 pub use crate::item::QueueItem;
 use crate::line::{DepthByPriority, Line, PRIORITY_NORMAL, Priority, PriorityLine};
 use crate::metrics::{CounterMetric, QueueMetrics, resolve_provider};
+use crate::options::{AddOptions, Order, QueueConfig};
 use crate::state::{Fired, State, TakenDelayed, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
 
@@ -158,27 +158,11 @@ pub(crate) struct Shared<T> {
     priority: bool,
 }
 
-/// The order in which a queue hands out its waiting items.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Order {
-    /// First added, first handed out (client-go's order).
-    Fifo,
-    /// Highest priority first, FIFO within a priority; waiting `aging` is worth one priority
-    /// level (see `line.rs`).
-    Priority { aging: Duration },
-}
-
 /// How many taken delayed adds a shut down releases per critical section.
 const RELEASE_BATCH: usize = 1024;
 
 fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
     wakers.into_iter().for_each(Waker::wake);
-}
-
-impl<T: QueueItem> Default for Queue<T> {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl<T> Clone for Queue<T> {
@@ -189,48 +173,8 @@ impl<T> Clone for Queue<T> {
     }
 }
 
-/// Making a queue.
+/// Making a queue (the constructors are in `builder.rs`).
 impl<T: QueueItem> Queue<T> {
-    /// A new queue without a name (and so without metrics) or rate limiter: client-go's
-    /// `NewTyped` (and `NewTypedDelayingQueue`: every queue can delay an add).
-    pub fn new() -> Self {
-        Self::builder().build()
-    }
-
-    /// A new queue without a rate limiter: client-go's `NewTypedWithConfig`.
-    pub fn with_config(config: QueueConfig) -> Self {
-        Self::builder().config(config).build()
-    }
-
-    /// A new queue that backs failed items off as `limiter` says: client-go's
-    /// `NewTypedRateLimitingQueue`.
-    pub fn rate_limiting(limiter: StdArc<dyn RateLimiter<T>>) -> Self {
-        Self::builder().rate_limiter(limiter).build()
-    }
-
-    /// [`rate_limiting`](Queue::rate_limiting) with a name and metrics: client-go's
-    /// `NewTypedRateLimitingQueueWithConfig`.
-    pub fn rate_limiting_with_config(
-        limiter: StdArc<dyn RateLimiter<T>>,
-        config: QueueConfig,
-    ) -> Self {
-        Self::builder().config(config).rate_limiter(limiter).build()
-    }
-
-    /// A new queue with client-go's default controller rate limiter
-    /// (`DefaultTypedControllerRateLimiter`), the usual queue of a controller.
-    pub fn with_default_rate_limiter() -> Self
-    where
-        T: Sync,
-    {
-        Self::builder().default_rate_limiter().build()
-    }
-
-    /// A builder for any other combination: name, metrics, rate limiter, priority and aging.
-    pub fn builder() -> QueueBuilder<T> {
-        QueueBuilder::default()
-    }
-
     pub(crate) fn build(
         config: QueueConfig,
         limiter: Option<StdArc<dyn RateLimiter<T>>>,
