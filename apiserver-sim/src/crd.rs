@@ -3,8 +3,10 @@
 //! Mirrors the parts of `apiextensions-apiserver` a client sees: CRD validation (name is
 //! `<plural>.<group>`, names, scope, exactly one storage version, the
 //! `api-approved.kubernetes.io` annotation in protected groups), the naming and
-//! establishing controllers (status `NamesAccepted` and `Established` set at once, with
-//! `acceptedNames` and `storedVersions`), and the CRD handler: each served version of a CRD
+//! establishing controllers (a new CRD's status as `PrepareForCreate` writes it, then
+//! `NamesAccepted` and `Established` set at once, with `acceptedNames` and
+//! `storedVersions`, and `KubernetesAPIApprovalPolicyConformant` in protected groups, as
+//! the API approval controller sets it), and the CRD handler: each served version of a CRD
 //! is routed at `/apis/<group>/<version>/...` with a `status` subresource when declared;
 //! deleting the CRD stops serving it and deletes its objects (the finalizer controller's
 //! job); custom resources are validated against their version's schema ([`crate::schema`]).
@@ -309,9 +311,9 @@ fn is_established(crd: &Value) -> bool {
     })
 }
 
-fn establish(crd: &mut Value) {
-    let now = crate::verbs::now();
-    let storage: Vec<Value> = crd["spec"]["versions"]
+/// The names of a CRD's storage versions.
+fn storage_versions(crd: &Value) -> Vec<Value> {
+    crd["spec"]["versions"]
         .as_array()
         .map(|vs| {
             vs.iter()
@@ -319,19 +321,66 @@ fn establish(crd: &mut Value) {
                 .map(|v| v["name"].clone())
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The status of a CRD as created, before any controller ran, as the CRD strategy's
+/// `PrepareForCreate` writes it: no names accepted yet (`kind` and `plural` written empty),
+/// `conditions: null`, `storedVersions` the storage version.
+pub fn initial_status(crd: &Value) -> Value {
+    json!({
+        "acceptedNames": {"kind": "", "plural": ""},
+        "conditions": null,
+        "storedVersions": storage_versions(crd),
+    })
+}
+
+/// The `KubernetesAPIApprovalPolicyConformant` condition of a CRD in a protected group, as
+/// the API approval controller sets it (`None` elsewhere).
+fn approval_condition(crd: &Value, now: &Value) -> Option<Value> {
+    let group = crd["spec"]["group"].as_str().unwrap_or("");
+    if !is_protected_group(group) {
+        return None;
+    }
+    let value = crd["metadata"]["annotations"][APPROVAL]
+        .as_str()
+        .unwrap_or("");
+    let (status, reason, message) = if value.starts_with("unapproved") {
+        (
+            "False",
+            "UnapprovedAnnotation",
+            format!("not approved: {}", crate::go_strconv::go_quote(value)),
+        )
+    } else {
+        ("True", "ApprovedAnnotation", format!("approved in {value}"))
+    };
+    Some(
+        json!({"type": "KubernetesAPIApprovalPolicyConformant", "status": status,
+        "lastTransitionTime": now, "reason": reason, "message": message}),
+    )
+}
+
+/// The naming, establishing and API approval controllers' status: `acceptedNames` the
+/// spec's names, `NamesAccepted` and `Established`, then (protected groups)
+/// `KubernetesAPIApprovalPolicyConformant` (kube-apiserver 1.36.2 adds the three in an
+/// order that varies with its controllers' timing; this is its most frequent one).
+fn establish(crd: &mut Value) {
+    let now = crate::verbs::now();
+    let storage = storage_versions(crd);
     let names = crd["spec"]["names"].clone();
+    let mut conditions = vec![
+        json!({"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
+         "reason": "NoConflicts", "message": "no conflicts found"}),
+        json!({"type": "Established", "status": "True", "lastTransitionTime": now,
+         "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}),
+    ];
+    conditions.extend(approval_condition(crd, &now));
     if let Some(obj) = crd.as_object_mut() {
         obj.insert(
             "status".into(),
             json!({
                 "acceptedNames": names,
-                "conditions": [
-                    {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
-                     "reason": "NoConflicts", "message": "no conflicts found"},
-                    {"type": "Established", "status": "True", "lastTransitionTime": now,
-                     "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
-                ],
+                "conditions": conditions,
                 "storedVersions": storage,
             }),
         );

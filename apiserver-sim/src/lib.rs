@@ -33,6 +33,7 @@ pub mod http;
 pub mod managed_fields;
 pub mod manifests;
 pub mod patch;
+pub mod pruning;
 pub mod requests;
 pub mod resources;
 pub mod schema;

@@ -60,6 +60,12 @@ pub struct ResourceInfo {
 }
 
 impl ResourceInfo {
+    /// Whether kube-apiserver keeps a watch cache of the resource: every one but Events
+    /// (core and events.k8s.io), which its default `--watch-cache-sizes` leave uncached.
+    pub fn watch_cached(&self) -> bool {
+        !(self.plural == "events" && matches!(self.group.as_str(), "" | "events.k8s.io"))
+    }
+
     /// `group/version`, or `version` for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

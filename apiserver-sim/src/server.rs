@@ -199,9 +199,19 @@ impl ApiServerSim {
         self.state.faults.watches(WatchFault::Close)
     }
 
-    /// Drops the event history now: watches and exact reads before now get 410.
+    /// Compacts now, as kube-apiserver's own compactor: watches and exact reads (continue
+    /// tokens too) before now get 410.
     pub fn compact(&self) {
         self.state.store.compact_now();
+    }
+
+    /// Compacts etcd from outside kube-apiserver (as `etcdctl compaction` or a test's
+    /// control plane does): watches and reads of uncached resources (Events) before now get
+    /// 410, but the watch caches' snapshots still serve exact lists and continue tokens of
+    /// the others until kube-apiserver's compactor runs (every 5 minutes, compacting to the
+    /// revision of its previous run).
+    pub fn compact_etcd(&self) {
+        self.state.store.compact_etcd();
     }
 
     /// The current resourceVersion (global revision).

@@ -25,6 +25,8 @@ mod picks;
 mod report;
 #[path = "differential/script.rs"]
 mod script;
+#[path = "differential/script_crd_status.rs"]
+mod script_crd_status;
 #[path = "differential/script_crds.rs"]
 mod script_crds;
 #[path = "differential/script_deletes.rs"]
@@ -37,6 +39,8 @@ mod script_errors;
 mod script_errors_wording;
 #[path = "differential/script_lists.rs"]
 mod script_lists;
+#[path = "differential/script_patches.rs"]
+mod script_patches;
 #[path = "differential/script_tables.rs"]
 mod script_tables;
 #[path = "differential/script_watches.rs"]

@@ -2,7 +2,7 @@
 //!
 //! Nothing like it exists in kube-apiserver; it exposes the handle's fault switches over
 //! HTTP (POST only, behind the same bearer token as the API):
-//! `close-watches`, `compact`, `cut-watches`, `malformed-watch-frame`, `stall-watches`,
+//! `close-watches`, `compact`, `compact-etcd`, `cut-watches`, `malformed-watch-frame`, `stall-watches`,
 //! `clear`, `latency?ms=N`, and `fail?code=429|500|503|504|cut&count=N&verb=V&resource=R&retryAfter=S`.
 //! Each answers a `Success` Status; a bad action or parameter is a 400 Status.
 
@@ -41,6 +41,7 @@ pub fn handle(
         "malformed-watch-frame" => affected = state.faults.watches(WatchFault::MalformedFrame),
         "stall-watches" => affected = state.faults.watches(WatchFault::Stall),
         "compact" => state.store.compact_now(),
+        "compact-etcd" => state.store.compact_etcd(),
         "clear" => state.faults.clear(),
         "latency" => state
             .faults

@@ -25,6 +25,7 @@ use super::route::{ResourcePath, Route, route};
 use crate::errors::{self, ApiError, ApiResult};
 use crate::faults::InjectedError;
 use crate::patch;
+use crate::pruning;
 use crate::resources::ResourceInfo;
 use crate::state::State;
 use crate::store::StoredObject;
@@ -390,20 +391,61 @@ fn decode_body(ctx: &Ctx) -> ApiResult<serde_json::Map<String, Value>> {
     validation::decode_object(format, &ctx.body, &ctx.info.kind)
 }
 
+/// The body of a create or update, its unknown fields dropped (built-ins), and the
+/// warnings they give (`fieldValidation`: 400 under `Strict`).
+fn decode_pruned(
+    ctx: &Ctx,
+    options_kind: &str,
+) -> ApiResult<(serde_json::Map<String, Value>, Vec<String>)> {
+    let validation = pruning::FieldValidation::parse(&ctx.query, options_kind)?;
+    let mut obj = decode_body(ctx)?;
+    let problems = match pruning::root_type(&ctx.info) {
+        None => pruning::custom_problems(&ctx.info, &mut obj),
+        Some(ty) => {
+            let pruned = pruning::prune(ty, &mut obj);
+            match validation::body_format(&ctx.content_type)? {
+                validation::BodyFormat::Json => {
+                    pruning::body_problems(ty, &ctx.body).unwrap_or(pruned)
+                }
+                _ => pruned,
+            }
+        }
+    };
+    match validation {
+        pruning::FieldValidation::Strict if !problems.is_empty() => {
+            Err(pruning::strict_body_error(&ctx.info, &problems))
+        }
+        pruning::FieldValidation::Warn => Ok((obj, problems)),
+        _ => Ok((obj, Vec::new())),
+    }
+}
+
+/// `response` with one `Warning` header per warning (each once).
+fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
+    let mut seen = std::collections::HashSet::new();
+    for w in warnings.iter().filter(|w| seen.insert(w.as_str())) {
+        if let Ok(value) = http::HeaderValue::from_str(&pruning::warning_header(w)) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
 fn create_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     let opts = ctx.write_options("CreateOptions")?;
-    let obj = decode_body(ctx)?;
+    let (obj, warnings) = decode_pruned(ctx, "CreateOptions")?;
     let write = update::Write {
         record: Some(&opts.writer),
         dry_run: opts.dry_run,
     };
     let created = create::create_as(&ctx.state, &ctx.info, ctx.namespace(), obj, write)?;
-    ctx.shape.object(StatusCode::CREATED, created.json())
+    let response = ctx.shape.object(StatusCode::CREATED, created.json())?;
+    Ok(with_warnings(response, &warnings))
 }
 
 fn update_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     let opts = ctx.write_options("UpdateOptions")?;
-    let obj = decode_body(ctx)?;
+    let (obj, warnings) = decode_pruned(ctx, "UpdateOptions")?;
     let write = update::Write {
         record: Some(&opts.writer),
         dry_run: opts.dry_run,
@@ -417,7 +459,8 @@ fn update_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
         write,
         obj,
     )?;
-    ctx.shape.object(StatusCode::OK, updated.object.json())
+    let response = ctx.shape.object(StatusCode::OK, updated.object.json())?;
+    Ok(with_warnings(response, &warnings))
 }
 
 fn patch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
@@ -437,7 +480,8 @@ fn patch_handler(ctx: &Ctx) -> ApiResult<Response<Body>> {
     } else {
         StatusCode::OK
     };
-    ctx.shape.object(code, patched.object.json())
+    let response = ctx.shape.object(code, patched.object.json())?;
+    Ok(with_warnings(response, &patched.warnings))
 }
 
 fn delete_options(ctx: &Ctx) -> ApiResult<DeleteOptions> {

@@ -101,13 +101,13 @@ impl Growth {
     }
 }
 
+/// A pointer's tokens, as evanphx/json-patch v4 splits it: at every `/`, the first part
+/// dropped whatever it holds (`data/x` is `/x`); `""` and a pointer without `/` name nothing
+/// (the operation fails).
 fn parse_pointer(p: &str) -> Result<Vec<String>, PatchError> {
-    if p.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(rest) = p.strip_prefix('/') else {
-        return Err(PatchError::Malformed(format!(
-            "invalid JSON pointer {p:?}: must start with '/'"
+    let Some((_, rest)) = p.split_once('/') else {
+        return Err(PatchError::Failed(format!(
+            "doc is missing path: {p:?}: missing value"
         )));
     };
     Ok(rest
@@ -253,9 +253,17 @@ pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
             }
             "copy" => {
                 let from = parse_pointer(field(op, "from")?)?;
-                let v = get(doc, &from)?;
-                growth.insert(&path, v, false)?;
-                let v = v.clone();
+                // evanphx/json-patch v4 copies a member missing from an object that
+                // exists as `null` (its parent must exist; an array's index must be in
+                // range).
+                let v = match get(doc, &from) {
+                    Ok(v) => v.clone(),
+                    Err(e) => match (from.last(), parent_mut(doc, &from)) {
+                        (Some(_), Ok(Value::Object(_))) => Value::Null,
+                        _ => return Err(e),
+                    },
+                };
+                growth.insert(&path, &v, false)?;
                 add(doc, &path, v)?;
             }
             "test" => {
@@ -311,13 +319,22 @@ mod tests {
             apply(&mut d, &json!([{"op":"jump","path":"/c"}])),
             Err(PatchError::Failed(_))
         ));
+        // As evanphx/json-patch v4 (kube-apiserver 1.36.2): `""` names nothing, and a
+        // pointer's first part is dropped whatever it holds.
         let mut whole = json!({"a": 1});
+        assert!(matches!(
+            apply(
+                &mut whole,
+                &json!([{"op": "replace", "path": "", "value": {"b": 2}}])
+            ),
+            Err(PatchError::Failed(_))
+        ));
         apply(
             &mut whole,
-            &json!([{"op": "replace", "path": "", "value": {"b": 2}}]),
+            &json!([{"op": "add", "path": "data/b", "value": 2}]),
         )
         .unwrap();
-        assert_eq!(whole, json!({"b": 2}));
+        assert_eq!(whole, json!({"a": 1, "b": 2}));
         assert!(matches!(
             apply(&mut d, &json!([{"op":"add","path":"/list/9","value":1}])),
             Err(PatchError::Failed(_))

@@ -7,7 +7,10 @@
 //! JSON body) requires `fieldManager` as the real server does, creates the object when
 //! missing and otherwise merges the applied configuration, then settles ownership with
 //! [`crate::managed_fields::record_apply`] (409 on conflicts unless `force`, fields no
-//! longer applied removed). Other patches record an `Update` of their manager.
+//! longer applied removed). Other patches record an `Update` of their manager. The patched
+//! object's unknown fields are dropped as `fieldValidation` asks ([`crate::pruning`]; under
+//! `Strict` 422 quoting the patch), and an applied configuration's answer 500 as
+//! structured-merge-diff's typed conversion does.
 //! Difference: the configuration is merged by strategic merge (built-ins) or JSON merge
 //! (custom resources), not structured-merge-diff's merge, so list items keep the order the
 //! strategic merge gives them.
@@ -15,6 +18,7 @@
 pub mod json_patch;
 pub mod merge;
 pub mod strategic;
+mod strategic_list;
 
 use std::sync::Arc;
 
@@ -23,6 +27,7 @@ use serde_json::Value;
 use crate::errors::{self, ApiError, ApiResult, FieldError};
 use crate::go_text;
 use crate::managed_fields;
+use crate::pruning;
 use crate::resources::ResourceInfo;
 use crate::state::SimState;
 use crate::store::{StoredObject, object_key};
@@ -159,6 +164,8 @@ pub struct Patched {
     pub object: Arc<StoredObject>,
     /// Whether an apply created it (201).
     pub created: bool,
+    /// The `Warning`s of the answer (unknown fields dropped).
+    pub warnings: Vec<String>,
 }
 
 /// Patches (or applies) the object `name` with `body` of `content_type`, as the PATCH
@@ -187,6 +194,7 @@ pub fn patch(
             )],
         ));
     }
+    let validation = opts.field_validation;
     if kind == PatchType::Apply {
         return apply_patch(state, info, namespace, name, part, body, opts);
     }
@@ -195,20 +203,67 @@ pub fn patch(
         record: Some(&opts.writer),
         dry_run: opts.dry_run,
     };
+    let mut warnings = Vec::new();
     let updated = update::guaranteed_update_as(state, info, namespace, name, part, write, |old| {
         let mut doc = Value::Object(old.clone());
         apply(info, kind, &mut doc, &patch_doc)?;
-        let Value::Object(new) = doc else {
+        let Value::Object(mut new) = doc else {
             return Err(errors::bad_request(
                 "the patched object is not a JSON object",
             ));
         };
+        warnings = prune_patched(info, kind, &patch_doc, &mut new, validation)?;
         Ok(unconditional(old, new))
     })?;
     Ok(Patched {
         object: updated.object,
         created: false,
+        warnings,
     })
+}
+
+/// Drops the unknown fields of a patched built-in object: the warnings to answer, or under
+/// `Strict` kube-apiserver's 422 ` "" is invalid: patch: Invalid value: "<patch>": strict
+/// decoding error: ...`, which quotes a strategic merge patch as a Go map and the patched
+/// object (JSON) of the other types.
+fn prune_patched(
+    info: &ResourceInfo,
+    kind: PatchType,
+    patch_doc: &Value,
+    new: &mut serde_json::Map<String, Value>,
+    validation: pruning::FieldValidation,
+) -> ApiResult<Vec<String>> {
+    let before = (validation == pruning::FieldValidation::Strict).then(|| new.clone());
+    let problems = match pruning::root_type(info) {
+        Some(ty) => pruning::prune(ty, new),
+        None => pruning::custom_problems(info, new),
+    };
+    match (validation, before) {
+        (_, _) if problems.is_empty() => Ok(Vec::new()),
+        (pruning::FieldValidation::Strict, Some(before)) => {
+            let quoted = match kind {
+                PatchType::Strategic => go_text::go_value(patch_doc),
+                _ => Value::Object(before).to_string(),
+            };
+            let detail = format!(
+                "Invalid value: {}: strict decoding error: {}",
+                crate::go_strconv::go_quote(&quoted),
+                problems.join(", ")
+            );
+            Err(errors::invalid(
+                "",
+                "",
+                "",
+                &[FieldError {
+                    reason: "FieldValueInvalid",
+                    field: "patch".into(),
+                    detail,
+                }],
+            ))
+        }
+        (pruning::FieldValidation::Warn, _) => Ok(problems),
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// `new` without the resourceVersion it kept from `old`: an unchanged resourceVersion is no
@@ -251,6 +306,16 @@ fn apply_patch(
             "an applied configuration must be a JSON object",
         ));
     };
+    if let Some(e) = pruning::apply_error(info, config_map) {
+        return Err(e);
+    }
+    let mut config = config.clone();
+    if let (Some(ty), Value::Object(map)) = (pruning::root_type(info), &mut config) {
+        pruning::prune(ty, map);
+    }
+    let config_map = config.as_object().cloned().unwrap_or_default();
+    let config_map = &config_map;
+    let warnings = Vec::new();
     let force = opts.force.unwrap_or(false);
     let write = Write {
         record: None,
@@ -270,6 +335,7 @@ fn apply_patch(
         return Ok(Patched {
             object,
             created: true,
+            warnings,
         });
     }
     let updated = update::guaranteed_update_as(state, info, namespace, name, part, write, |old| {
@@ -286,6 +352,7 @@ fn apply_patch(
     Ok(Patched {
         object: updated.object,
         created: false,
+        warnings,
     })
 }
 

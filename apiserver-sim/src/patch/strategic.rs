@@ -2,22 +2,24 @@
 //!
 //! Ports the behaviour of `apimachinery/pkg/util/strategicpatch` for the resources this
 //! server serves: maps merge like a JSON merge patch (`null` deletes), but lists with a
-//! merge key (`containers` by `name`, `volumeMounts` by `mountPath`, ...) merge item by item,
-//! lists with the `merge` strategy on primitives (`finalizers`) are unions, and the
-//! directives `$patch: replace` / `$patch: delete`, `$deleteFromPrimitiveList/<field>` and
-//! `$setElementOrder/<field>` are understood (the last one is accepted; items keep the
-//! server's order). A list the object has is checked before merging into it as
+//! merge key (`containers` by `name`, `volumeMounts` by `mountPath`, ...) merge item by item
+//! in the order `strategic_list` gives them, lists with the `merge` strategy on primitives
+//! (`finalizers`) are unions, and the directives `$patch: replace` / `$patch: delete`,
+//! `$deleteFromPrimitiveList/<field>`, `$setElementOrder/<field>` and `$retainKeys` work as
+//! there. Any other `$` key is an ordinary field, which the built-in types then drop as
+//! unknown (`pruning`). A list the object has is checked before merging into it as
 //! `mergeSlice` checks it: an item without its merge key, an unknown `$patch` or items of
 //! different types answer kube-apiserver's 500 with the Go library's message
 //! (`map: map[image:busybox] does not contain declared merge key: name`); a list the object
-//! lacks is taken from the patch. Differences: the merge keys come from a table keyed by
-//! field name, not from Go struct tags; `$retainKeys` is accepted and ignored.
+//! lacks is taken from the patch. Difference: the merge keys come from a table keyed by
+//! field name, not from Go struct tags.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
 use super::json_patch::PatchError;
+use super::strategic_list;
 use crate::go_text;
 
 /// How a list field is merged.
@@ -52,7 +54,7 @@ fn strategy(field: &str) -> ListStrategy {
     }
 }
 
-fn strip_directives(v: &Value) -> Value {
+pub(super) fn strip_directives(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
@@ -75,7 +77,7 @@ pub fn apply(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     merge_map(target, p)
 }
 
-fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), PatchError> {
+pub(super) fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), PatchError> {
     match patch.get("$patch").and_then(Value::as_str) {
         Some("replace") => {
             *target = strip_directives(&Value::Object(patch.clone()));
@@ -94,8 +96,22 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
     let Value::Object(t) = target else {
         return Ok(());
     };
+    strategic_list::retain_keys(t, patch)?;
+    let ordered = strategic_list::set_element_orders(
+        t,
+        patch,
+        |list, items, field| merge_list(list, items, strategy(field)),
+        |field| match strategy(field) {
+            ListStrategy::MergeKey(key) => Some(key),
+            _ => None,
+        },
+    )?;
     for (k, v) in patch {
-        if k == "$patch" || k == "$retainKeys" || k.starts_with("$setElementOrder/") {
+        if k == "$patch"
+            || k == "$retainKeys"
+            || k.starts_with("$setElementOrder/")
+            || ordered.contains(k)
+        {
             continue;
         }
         if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
@@ -105,9 +121,6 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
                 items.retain(|i| !remove.contains(&identity(i)));
             }
             continue;
-        }
-        if k.starts_with('$') {
-            return Err(PatchError::Malformed(format!("unknown directive {k}")));
         }
         match v {
             Value::Null => {
@@ -131,22 +144,11 @@ fn merge_map(target: &mut Value, patch: &Map<String, Value>) -> Result<(), Patch
 
 /// A value as a hashable key: its JSON text, equal for equal primitives (what merge keys and
 /// primitive lists hold).
-fn identity(value: &Value) -> String {
+pub(super) fn identity(value: &Value) -> String {
     match value {
         Value::String(s) => format!("s{s}"),
         other => format!("j{other}"),
     }
-}
-
-/// The positions of the items of `items` that carry `key`, by the key's value, in order.
-fn index_by(items: &[Option<Value>], key: &str) -> HashMap<String, VecDeque<usize>> {
-    let mut at: HashMap<String, VecDeque<usize>> = HashMap::new();
-    for (i, item) in items.iter().enumerate() {
-        if let Some(id) = item.as_ref().and_then(|item| item.get(key)) {
-            at.entry(identity(id)).or_default().push_back(i);
-        }
-    }
-    at
 }
 
 /// `mergepatch.ErrBadPatchType`.
@@ -282,44 +284,7 @@ fn merge_list(
             }
         }
         ListStrategy::MergeKey(key) => {
-            // The patch's items first, in its order, then the items only the server has,
-            // in theirs (strategicpatch's `normalizeElementOrder`). Each item is found by
-            // its key through an index (the first of several with one key, as a scan from
-            // the front would find it), so a patch of n items into a list of m costs
-            // O(n + m), not O(n * m).
-            let mut server: Vec<Option<Value>> =
-                std::mem::take(items).into_iter().map(Some).collect();
-            let mut server_at = index_by(&server, key);
-            let mut patched: Vec<Option<Value>> = Vec::with_capacity(patch.len());
-            let mut patched_at: HashMap<String, VecDeque<usize>> = HashMap::new();
-            for p in patch {
-                let Value::Object(pm) = p else {
-                    return Err(PatchError::Malformed(format!(
-                        "list items merged by {key:?} must be objects, got {p}"
-                    )));
-                };
-                let id = identity(pm.get(key).unwrap_or(&Value::Null));
-                let deleting = pm.get("$patch").and_then(Value::as_str) == Some("delete");
-                if let Some(i) = server_at.get_mut(&id).and_then(VecDeque::pop_front) {
-                    let mut item = server[i].take().unwrap_or(Value::Null);
-                    if !deleting {
-                        merge_map(&mut item, pm)?;
-                        patched_at.entry(id).or_default().push_back(patched.len());
-                        patched.push(Some(item));
-                    }
-                } else if let Some(&i) = patched_at.get(&id).and_then(VecDeque::front) {
-                    if deleting {
-                        patched[i] = None;
-                        patched_at.get_mut(&id).map(VecDeque::pop_front);
-                    } else if let Some(item) = &mut patched[i] {
-                        merge_map(item, pm)?;
-                    }
-                } else if !deleting {
-                    patched_at.entry(id).or_default().push_back(patched.len());
-                    patched.push(Some(strip_directives(p)));
-                }
-            }
-            *items = patched.into_iter().chain(server).flatten().collect();
+            *items = strategic_list::merge_keyed(std::mem::take(items), patch, key)?;
         }
     }
     Ok(())
@@ -342,11 +307,11 @@ mod tests {
             &json!({
             "metadata": {"finalizers": ["b"], "labels": {"x": null, "y": "2"}},
             "spec": {
-                "$setElementOrder/containers": [{"name": "app"}, {"name": "side"}],
+                "$setElementOrder/containers": [{"name": "new"}, {"name": "app"}],
                 "containers": [
-                    {"name": "app", "image": "app:2", "env": [{"name": "B", "value": "2"}]},
+                    {"name": "new", "image": "new:1"},
                     {"name": "side", "$patch": "delete"},
-                    {"name": "new", "image": "new:1"}],
+                    {"name": "app", "image": "app:2", "env": [{"name": "B", "value": "2"}]}],
                 "tolerations": [{"key": "j"}]}}),
         )
         .unwrap();
@@ -354,9 +319,10 @@ mod tests {
             pod,
             json!({"metadata": {"finalizers": ["a", "b"], "labels": {"y": "2"}},
             "spec": {"containers": [
-                // The patch's items first (kube-apiserver 1.36.2, `patch/strategic-deployment`).
-                {"name": "app", "image": "app:2", "env": [{"name": "B", "value": "2"}, {"name": "A", "value": "1"}]},
-                {"name": "new", "image": "new:1"}],
+                // In `$setElementOrder`'s order; `env` (no directive): the patch's new item
+                // before the server's, as kube-apiserver 1.36.2 orders them.
+                {"name": "new", "image": "new:1"},
+                {"name": "app", "image": "app:2", "env": [{"name": "B", "value": "2"}, {"name": "A", "value": "1"}]}],
               "tolerations": [{"key": "j"}]}})
         );
         apply(
@@ -432,33 +398,59 @@ mod against_scans {
     use proptest::prelude::*;
     use serde_json::json;
 
-    /// The former merge of a list by `key`: O(n * m).
+    /// A direct port of `mergeSlice` for lists of maps (scans of the lists for every
+    /// item, `sort.SliceStable` and `mergeSortedSlice`): O(n * m).
     fn scan_merge(items: &mut Vec<Value>, patch: &[Value], key: &str) -> Result<(), PatchError> {
-        let mut patched: Vec<Value> = Vec::new();
+        let mut original = items.clone();
+        let mut plain = Vec::new();
         for p in patch {
+            if p.get("$patch").and_then(Value::as_str) == Some("delete") {
+                original.retain(|i| i.get(key) != p.get(key));
+            } else {
+                plain.push(p.clone());
+            }
+        }
+        let mut merged = original.clone();
+        for p in &plain {
             let Value::Object(pm) = p else {
                 unreachable!("generated patches hold objects")
             };
-            let id = pm.get(key).cloned().unwrap_or(Value::Null);
-            let deleting = pm.get("$patch").and_then(Value::as_str) == Some("delete");
-            if let Some(i) = items.iter().position(|i| i.get(key) == Some(&id)) {
-                let mut server = items.remove(i);
-                if !deleting {
-                    merge_map(&mut server, pm)?;
-                    patched.push(server);
-                }
-            } else if let Some(i) = patched.iter().position(|i| i.get(key) == Some(&id)) {
-                if deleting {
-                    patched.remove(i);
-                } else {
-                    merge_map(&mut patched[i], pm)?;
-                }
-            } else if !deleting {
-                patched.push(strip_directives(p));
+            match merged.iter().position(|i| i.get(key) == p.get(key)) {
+                Some(i) => merge_map(&mut merged[i], pm)?,
+                None => merged.push(strip_directives(p)),
             }
         }
-        patched.append(items);
-        *items = patched;
+        let index =
+            |list: &[Value], item: &Value| list.iter().position(|i| i.get(key) == item.get(key));
+        let (mut patch_items, mut server_only): (Vec<Value>, Vec<Value>) =
+            merged.into_iter().partition(|i| index(&plain, i).is_some());
+        patch_items.sort_by_key(|i| index(&plain, i));
+        server_only.sort_by_key(|i| index(&original, i));
+        let (mut l, mut r) = (0, 0);
+        let mut out = Vec::new();
+        while l < server_only.len() || r < patch_items.len() {
+            let left = if l >= server_only.len() {
+                false
+            } else if r >= patch_items.len() {
+                true
+            } else {
+                match (
+                    index(&original, &server_only[l]),
+                    index(&original, &patch_items[r]),
+                ) {
+                    (Some(a), Some(b)) => a < b,
+                    _ => false,
+                }
+            };
+            if left {
+                out.push(server_only[l].clone());
+                l += 1;
+            } else {
+                out.push(patch_items[r].clone());
+                r += 1;
+            }
+        }
+        *items = out;
         Ok(())
     }
 

@@ -49,6 +49,44 @@ pub fn prune(schema: &Value, value: &mut Value, root: bool) {
     }
 }
 
+/// The paths (`spec.items[0].b`) of the fields [`prune`] drops from `value`, unsorted.
+pub fn unknown_paths(schema: &Value, value: &Value, root: bool, path: &str, out: &mut Vec<String>) {
+    let Some(s) = schema.as_object() else {
+        return;
+    };
+    match value {
+        Value::Object(fields) => {
+            let preserve = flag(s, "x-kubernetes-preserve-unknown-fields");
+            let keep_meta = root || flag(s, "x-kubernetes-embedded-resource");
+            let properties = s.get("properties").and_then(Value::as_object);
+            let additional = s.get("additionalProperties").filter(|a| a.is_object());
+            for (key, v) in fields {
+                if keep_meta && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match properties.and_then(|p| p.get(key)).or(additional) {
+                    Some(schema) => unknown_paths(schema, v, false, &child, out),
+                    None if preserve => {}
+                    None => out.push(child),
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = s.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    unknown_paths(item_schema, item, false, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Applies the schema's defaults to `value`, and drops non-nullable nulls.
 pub fn default(schema: &Value, value: &mut Value) {
     let Some(s) = schema.as_object() else {

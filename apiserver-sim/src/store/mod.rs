@@ -5,6 +5,7 @@
 
 mod mvcc;
 mod object;
+mod snapshots;
 
 pub use mvcc::{Event, EventType, ListPage, ListRequest, Store, StoreError};
 pub use object::{OwnerUid, Pairs, StoredObject, object_key};

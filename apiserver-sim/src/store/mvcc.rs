@@ -110,6 +110,9 @@ pub struct ListRequest<'a> {
     pub limit: usize,
     /// Whether to count the keys after a full page (`remainingItemCount`).
     pub count_remaining: bool,
+    /// Whether the resource has a watch cache, whose snapshots serve past revisions etcd
+    /// compacted (see `snapshots`).
+    pub cached: bool,
 }
 
 type Space = BTreeMap<Box<str>, Arc<StoredObject>>;
@@ -121,9 +124,14 @@ struct Inner {
     uids: HashMap<Box<str>, (Arc<str>, Box<str>)>,
     history: VecDeque<Arc<Event>>,
     compacted: u64,
+    /// The revision from which past states can be rebuilt from `history` (the last event
+    /// dropped from it): [`Store::compact_now`] moves `compacted`, not this.
+    floor: u64,
     capacity: usize,
     /// The revision of each keyspace's last write.
     last_writes: HashMap<Arc<str>, u64>,
+    /// kube-apiserver's compactor, which drops the watch caches' snapshots.
+    snapshots: super::snapshots::Compactor,
 }
 
 /// The MVCC store. Cheap to share behind an `Arc`.
@@ -160,8 +168,10 @@ impl Store {
                 uids: HashMap::new(),
                 history: VecDeque::new(),
                 compacted: start_rev,
+                floor: start_rev,
                 capacity: history.max(1),
                 last_writes: HashMap::new(),
+                snapshots: super::snapshots::Compactor::new(std::time::Instant::now()),
             }),
             rev_tx,
         }
@@ -182,10 +192,21 @@ impl Store {
         self.rev_tx.subscribe()
     }
 
-    /// Drops the whole history now: reads and watches before the current revision get 410.
+    /// Compacts now, as kube-apiserver's compactor does: etcd compacted and the watch caches'
+    /// snapshots before now dropped, so reads and watches before the current revision get
+    /// 410. The history is kept (bounded by its capacity as always).
     pub fn compact_now(&self) {
         let mut inner = self.inner.lock();
-        inner.history.clear();
+        inner.compacted = inner.rev;
+        let rev = inner.rev;
+        inner.snapshots.compact(rev);
+    }
+
+    /// Compacts etcd from outside kube-apiserver (`etcdctl compaction`): reads and watches
+    /// before the current revision get 410, except the lists the watch caches' snapshots
+    /// still serve (see `snapshots`).
+    pub fn compact_etcd(&self) {
+        let mut inner = self.inner.lock();
         inner.compacted = inner.rev;
     }
 
@@ -268,6 +289,8 @@ impl Store {
                 .insert(object.uid().into(), (ks.clone(), object.key().into()));
         }
         let rv = object.rv();
+        let before = inner.rev;
+        inner.snapshots.advance(std::time::Instant::now(), before);
         inner.rev = rv;
         inner.last_writes.insert(ks.clone(), rv);
         inner.history.push_back(Arc::new(Event {
@@ -279,7 +302,8 @@ impl Store {
         }));
         while inner.history.len() > inner.capacity {
             if let Some(old) = inner.history.pop_front() {
-                inner.compacted = old.rv;
+                inner.compacted = inner.compacted.max(old.rv);
+                inner.floor = old.rv;
             }
         }
         drop(inner);
@@ -432,12 +456,15 @@ impl Store {
         req: ListRequest<'_>,
         filter: &dyn Fn(&StoredObject) -> bool,
     ) -> Result<ListPage, StoreError> {
-        let inner = self.inner.lock();
+        let mut inner = self.inner.lock();
+        let current = inner.rev;
+        inner.snapshots.advance(std::time::Instant::now(), current);
         let at = req.at.unwrap_or(inner.rev);
         if at > inner.rev {
             return Err(StoreError::TooLarge { current: inner.rev });
         }
-        if at < inner.compacted && at != inner.rev {
+        let from_snapshot = || req.cached && at >= inner.floor && inner.snapshots.servable(at);
+        if at < inner.compacted && at != inner.rev && !from_snapshot() {
             return Err(StoreError::Compacted {
                 compacted: inner.compacted,
             });

@@ -17,6 +17,7 @@ fn all(store: &Store, at: Option<u64>) -> Result<Vec<(String, String)>, StoreErr
             start: "",
             limit: 0,
             count_remaining: false,
+            cached: false,
         },
         &|_| true,
     )?;
@@ -97,6 +98,7 @@ fn pages_count_remaining_and_continue() {
         start: "",
         limit: 2,
         count_remaining: true,
+        cached: false,
     };
     let p = s.list(req, &|_| true).unwrap();
     assert_eq!(p.items.len(), 2);

@@ -231,6 +231,10 @@ pub fn prepare_for_create(info: &ResourceInfo, obj: &mut Map<String, Value>) {
             obj.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
             obj.insert("status".into(), json!({"phase": "Active"}));
         }
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            let status = crate::crd::initial_status(&Value::Object(obj.clone()));
+            obj.insert("status".into(), status);
+        }
         _ => {}
     }
 }

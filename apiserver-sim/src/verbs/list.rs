@@ -335,6 +335,7 @@ pub async fn list(
         start: &start,
         limit,
         count_remaining,
+        cached: info.watch_cached(),
     };
     let page = match state.store.list(req, &|o| opts.matches(o)) {
         Ok(page) => page,

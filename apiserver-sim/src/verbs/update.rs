@@ -56,6 +56,8 @@ pub struct WriteOptions {
     pub force: Option<bool>,
     /// Whether `fieldManager` was given.
     pub field_manager_given: bool,
+    /// `fieldValidation` (unknown fields of built-ins).
+    pub field_validation: crate::pruning::FieldValidation,
 }
 
 impl WriteOptions {
@@ -79,6 +81,7 @@ impl WriteOptions {
             .map(|(_, v)| v.as_str())
             .collect();
         let dry_run = check_dry_run(&dry, options_kind)?;
+        let field_validation = crate::pruning::FieldValidation::parse(query, options_kind)?;
         let force = match param("force") {
             None => None,
             Some("true" | "1" | "t" | "T" | "TRUE" | "True") => Some(true),
@@ -95,6 +98,7 @@ impl WriteOptions {
             dry_run,
             force,
             field_manager_given: field_manager.is_some(),
+            field_validation,
         })
     }
 }

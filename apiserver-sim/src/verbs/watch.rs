@@ -306,6 +306,7 @@ impl Watcher {
                     start: "",
                     limit: 0,
                     count_remaining: false,
+                    cached: true,
                 };
                 let page = match self.state.store.list(req, &|o| self.opts.matches(o)) {
                     Ok(p) => p,

@@ -27,6 +27,8 @@ pub struct Answer {
     /// The media type without parameters (`application/json`, `text/plain`), or empty.
     pub content_type: String,
     pub body: Bytes,
+    /// The `Warning` headers, in order.
+    pub warnings: Vec<String>,
 }
 
 impl Answer {
@@ -137,6 +139,12 @@ impl Server {
         let response = self.send(method, path, accept, content_type, body).await;
         let status = response.status().as_u16();
         let content_type = media_type(&response);
+        let warnings = response
+            .headers()
+            .get_all(http::header::WARNING)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect();
         let body = timeout(REQUEST_BOUND, response.into_body().collect())
             .await
             .unwrap_or_else(|_| panic!("{}: {method} {path}: body not in time", self.label))
@@ -146,6 +154,7 @@ impl Server {
             status,
             content_type,
             body,
+            warnings,
         }
     }
 
@@ -166,6 +175,7 @@ impl Server {
                 status,
                 content_type,
                 body,
+                warnings: Vec::new(),
             };
             return (answer, None);
         }
@@ -173,6 +183,7 @@ impl Server {
             status,
             content_type,
             body: Bytes::new(),
+            warnings: Vec::new(),
         };
         let watch = Watch {
             body: response.into_body(),

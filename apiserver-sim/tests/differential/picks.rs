@@ -24,6 +24,15 @@ pub fn pick_map(object: &Value, picks: &[Pick]) -> Map<String, Value> {
                     v
                 }),
             ),
+            Pick::SortedBy(p, key) => (
+                format!("sorted({}, {key})", dotted(p)),
+                object.pointer(p).cloned().map(|mut v| {
+                    if let Value::Array(items) = &mut v {
+                        items.sort_by(|a, b| a[*key].to_string().cmp(&b[*key].to_string()));
+                    }
+                    v
+                }),
+            ),
             Pick::Keys(p) => (
                 format!("keys({})", dotted(p)),
                 object.pointer(p).and_then(Value::as_object).map(|fields| {

@@ -5,7 +5,9 @@
 //! watches, `script_watches` watches compared with their whole events, `script_discovery`
 //! the discovery documents, `script_deletes` the deletes, `script_crds` unknown paths and
 //! custom resources, `script_tables` Tables and other `Accept` headers,
-//! `script_errors_wording` the wording of refused finalizers, creates and DeleteOptions.
+//! `script_errors_wording` the wording of refused finalizers, creates and DeleteOptions,
+//! `script_patches` strategic merge directives, JSON patch failures and unknown fields,
+//! `script_crd_status` the status of new CRDs.
 //!
 //! Steps are claimed unless marked `known_difference`, or unless a field is marked `known`:
 //! the reasons below are the known differences, the README's "Known differences from
@@ -15,6 +17,7 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::step::{Pick, Step};
+mod script_crd_schema;
 
 pub const OTHER_RESOURCES: &str = "other built-in resources (StatefulSets, ...) are not served";
 
@@ -32,6 +35,7 @@ pub fn steps() -> Vec<Step> {
     s.extend(patches());
     s.extend(apply());
     s.extend(managed_fields());
+    s.extend(super::script_patches::steps());
     s.extend(super::script_errors::errors());
     s.extend(super::script_lists::lists());
     s.extend(super::script_lists::watches());
@@ -42,9 +46,11 @@ pub fn steps() -> Vec<Step> {
     s.extend(super::script_deletes::deletes());
     s.extend(super::script_crds::unknown_paths());
     s.extend(super::script_crds::custom_resources());
+    s.extend(super::script_crd_status::steps());
     s.extend(super::script_errors::compaction());
     s.extend(super::script_tables::steps());
     s.extend(super::script_errors_wording::steps());
+    s.extend(script_crd_schema::steps());
     s
 }
 

@@ -194,6 +194,28 @@ pub fn custom_resources() -> Vec<Step> {
             widget("w4", json!({"size": 1, "colour": "red"})),
         ),
         post(
+            "cr/unknown-field-strict",
+            "create: unknown fields with fieldValidation=Strict 400 (custom resource)",
+            &format!("{WIDGETS}?fieldValidation=Strict"),
+            json!({"apiVersion": "{group}/v1", "kind": "Widget", "zed": 1,
+                "metadata": {"name": "w4s", "foo": 1}, "spec": {"size": 1, "colour": "red"}}),
+        ),
+        patch(
+            "cr/patch-unknown-fields",
+            "patch: unknown fields dropped with warnings (custom resource)",
+            &format!("{WIDGETS}/w4"),
+            MERGE,
+            json!({"zed": 1, "spec": {"qq": 1}}),
+        )
+        .picks(&[Pick::At("/spec")]),
+        patch(
+            "cr/patch-unknown-fields-strict",
+            "patch: unknown fields with fieldValidation=Strict 422 quoting the patched object",
+            &format!("{WIDGETS}/w4?fieldValidation=Strict"),
+            MERGE,
+            json!({"zed": 1, "spec": {"qq": 1}}),
+        ),
+        post(
             "cr/kind-mismatch",
             "create: a custom resource of another kind 422",
             WIDGETS,
