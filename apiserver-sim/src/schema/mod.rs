@@ -69,6 +69,7 @@ pub fn validate(info: &ResourceInfo, obj: &Map<String, Value>) -> ApiResult<()> 
     if causes.is_empty() {
         return Ok(());
     }
+    validate::rules_not_checked(schema, &mut causes);
     let name = crate::validation::meta_str(obj, "name");
     Err(errors::invalid(&info.group, &info.kind, name, &causes))
 }

@@ -11,8 +11,9 @@
 //! the properties (or `additionalProperties`), `minProperties`, `maxProperties`. Messages
 //! and reasons are those kube-apiserver 1.36.2 answers, word for word.
 //!
-//! Differences: `format`, `allOf`/`anyOf`/`oneOf`/`not`, `x-kubernetes-validations` (CEL),
-//! `uniqueItems` and the key uniqueness of `x-kubernetes-list-type: map` are not checked;
+//! Differences: `format`, `allOf`/`anyOf`/`oneOf`/`not`, `x-kubernetes-validations` (CEL)
+//! and `uniqueItems` are not checked (where CEL rules exist and an error would have blocked
+//! them, the cause kube-apiserver adds to say so is added: see [`rules_not_checked`]);
 //! causes come in the schema's (alphabetical) property order, where kube-apiserver's order
 //! follows Go's map iteration and varies between requests.
 
@@ -61,6 +62,39 @@ fn invalid(field: &str, value: &Value, why: &str) -> FieldError {
 
 fn items_word(n: u64) -> &'static str {
     if n == 1 { "item" } else { "items" }
+}
+
+/// Whether `schema` has CEL rules (`x-kubernetes-validations`) anywhere.
+pub fn has_rules(schema: &Value) -> bool {
+    match schema {
+        Value::Object(s) => s.contains_key("x-kubernetes-validations") || s.values().any(has_rules),
+        Value::Array(items) => items.iter().any(has_rules),
+        _ => false,
+    }
+}
+
+/// kube-apiserver evaluates a custom resource's CEL rules only when the schema found no
+/// error that makes them meaningless (a required field missing, a value not among the
+/// enum, too long, too many, of the wrong type: apiextensions-apiserver's `hasBlockingErr`);
+/// otherwise it skips them and says so in one last cause. The sim evaluates no CEL, but adds
+/// that cause where kube-apiserver 1.36.2 does.
+pub fn rules_not_checked(schema: &Value, causes: &mut Vec<FieldError>) {
+    const BLOCKING: [&str; 5] = [
+        "FieldValueRequired",
+        "FieldValueNotSupported",
+        "FieldValueTooLong",
+        "FieldValueTooMany",
+        "FieldValueTypeInvalid",
+    ];
+    if causes.iter().any(|c| BLOCKING.contains(&c.reason)) && has_rules(schema) {
+        causes.push(err(
+            "FieldValueInvalid",
+            "<nil>",
+            "Invalid value: null: some validation rules were not checked because the object \
+             was invalid; correct the existing errors to complete validation"
+                .to_owned(),
+        ));
+    }
 }
 
 /// Validates `value` at `path` against `schema`, appending the causes to `out`.
@@ -252,15 +286,59 @@ fn array(s: &Map<String, Value>, items: &[Value], path: &str, out: &mut Vec<Fiel
     count_limits(s, ("minItems", "maxItems"), len, path, out, |min| {
         format!("{min} {}", items_word(min))
     });
-    if s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("set") {
-        for (i, item) in items.iter().enumerate() {
-            if items[..i].contains(item) {
-                out.push(err(
-                    "FieldValueDuplicate",
-                    &format!("{path}[{i}]"),
-                    format!("Duplicate value: {}", shown(item)),
-                ));
+    match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => {
+            for (i, item) in items.iter().enumerate() {
+                if items[..i].contains(item) {
+                    out.push(err(
+                        "FieldValueDuplicate",
+                        &format!("{path}[{i}]"),
+                        format!("Duplicate value: {}", shown(item)),
+                    ));
+                }
             }
+        }
+        Some("map") => map_list_duplicates(s, items, path, out),
+        _ => {}
+    }
+}
+
+/// The items of an `x-kubernetes-list-type: map` whose keys (`x-kubernetes-list-map-keys`)
+/// an earlier item has: `Duplicate value: {"name":"a"}`, the keys shown as a JSON object.
+fn map_list_duplicates(
+    s: &Map<String, Value>,
+    items: &[Value],
+    path: &str,
+    out: &mut Vec<FieldError>,
+) {
+    let keys: Vec<&str> = s
+        .get("x-kubernetes-list-map-keys")
+        .and_then(Value::as_array)
+        .map(|keys| keys.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if keys.is_empty() {
+        return;
+    }
+    let key_of = |item: &Value| -> Option<Map<String, Value>> {
+        let item = item.as_object()?;
+        Some(
+            keys.iter()
+                .filter_map(|k| Some(((*k).to_owned(), item.get(*k)?.clone())))
+                .collect(),
+        )
+    };
+    let seen: Vec<Option<Map<String, Value>>> = items.iter().map(key_of).collect();
+    for (i, key) in seen.iter().enumerate() {
+        let Some(key) = key else { continue };
+        if seen[..i]
+            .iter()
+            .any(|earlier| earlier.as_ref() == Some(key))
+        {
+            out.push(err(
+                "FieldValueDuplicate",
+                &format!("{path}[{i}]"),
+                format!("Duplicate value: {}", Value::Object(key.clone())),
+            ));
         }
     }
 }

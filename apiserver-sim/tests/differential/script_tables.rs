@@ -337,21 +337,24 @@ fn watches() -> Vec<Step> {
             "table-cm",
             Until::End,
         )
-        .whole_events(),
+        .whole_events()
+        .bookmarks_last(),
         Step::collect(
             "tables/watch-gizmos-events",
             "watch: Table events of a custom resource",
             "table-gizmos",
             Until::End,
         )
-        .whole_events(),
+        .whole_events()
+        .bookmarks_last(),
         Step::collect(
             "tables/watch-pods-events",
             "watch: Table events of Pods",
             "table-pods",
             Until::End,
         )
-        .whole_events(),
+        .whole_events()
+        .bookmarks_last(),
     ]
 }
 

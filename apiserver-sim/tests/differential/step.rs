@@ -99,6 +99,9 @@ pub struct Step {
     /// Watch events compared with their whole (normalized) object, BOOKMARKs' and ERRORs'
     /// included, instead of their type and name.
     pub whole_events: bool,
+    /// BOOKMARKs compared after the other events, wherever they came: for watches whose
+    /// bookmark times against the script's writes depend on how fast the server answers.
+    pub bookmarks_last: bool,
     /// The request's `Accept` header (`application/json` unless [`Step::accept`]).
     pub accept: &'static str,
 }
@@ -117,6 +120,7 @@ impl Step {
             generated: None,
             keep_managed_fields: false,
             whole_events: false,
+            bookmarks_last: false,
             accept: JSON,
         }
     }
@@ -229,6 +233,12 @@ impl Step {
 
     pub fn whole_events(mut self) -> Step {
         self.whole_events = true;
+        self
+    }
+
+    /// Compares a collected watch's BOOKMARKs after its other events (see `bookmarks_last`).
+    pub fn bookmarks_last(mut self) -> Step {
+        self.bookmarks_last = true;
         self
     }
 
@@ -386,6 +396,11 @@ impl Ctx {
                 // kube-apiserver may send the same bookmark twice in a row (its bookmark
                 // timer works in 1 s buckets and requeues a watcher whose pre-timeout time is
                 // still ahead): one bookmark stands for a run of identical ones.
+                if step.bookmarks_last {
+                    // A stable sort: the other events keep their order, and so do the
+                    // bookmarks, behind them.
+                    events.sort_by_key(|e| e["type"] == "BOOKMARK");
+                }
                 events.dedup_by(|b, a| a == b && a["type"] == "BOOKMARK");
                 json!({ "events": events })
             }
