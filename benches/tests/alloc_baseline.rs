@@ -42,9 +42,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use clientgo_apimachinery::{Compact, ObjectList};
 use clientgo_informer::{
-    DeleteEvent, Indexers, ListOptions, ListWatchError, ListerWatcher, ResourceEventHandlerFuncs,
-    SharedIndexInformer, SharedInformerOptions, WatchOptions,
+    DeleteEvent, Indexers, ListWatchError, ListerWatcher, ResourceEventHandlerFuncs,
+    SharedIndexInformer, SharedInformerOptions,
 };
+use clientgo_rest::{ListParams, WatchParams};
 use clientgo_watch::Watch;
 use http_body::{Body, Frame};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -205,7 +206,7 @@ struct InMemory {
 }
 
 impl ListerWatcher<Cm> for InMemory {
-    async fn list(&self, _: &ListOptions) -> Result<ObjectList<Cm>, ListWatchError> {
+    async fn list(&self, _: &ListParams) -> Result<ObjectList<Cm>, ListWatchError> {
         let bytes = match self.lists.fetch_add(1, Ordering::Relaxed) {
             0 => &self.recording.first_list,
             _ => &self.recording.final_list,
@@ -213,7 +214,7 @@ impl ListerWatcher<Cm> for InMemory {
         serde_json::from_slice(bytes).map_err(|error| ListWatchError::Decode(Box::new(error)))
     }
 
-    async fn watch(&self, _: &WatchOptions) -> Result<Watch<Cm>, ListWatchError> {
+    async fn watch(&self, _: &WatchParams) -> Result<Watch<Cm>, ListWatchError> {
         let chunks = match self.watches.fetch_add(1, Ordering::Relaxed) {
             0 => self.recording.watch_chunks.iter().cloned().collect(),
             _ => VecDeque::new(),

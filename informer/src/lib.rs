@@ -12,6 +12,7 @@
 //! | being told of changes | `ResourceEventHandlerFuncs` | [`ResourceEventHandlerFuncs`]; [`EnqueueHandler`] puts keys on a work queue |
 //! | waiting for the first list | `cache.WaitForCacheSync` | [`wait_for_cache_sync`], with a timeout and the reason a cache is not synced |
 //! | list and watch | `Reflector`, `ListWatch`, `RealFIFO` | [`Reflector`], [`ListWatch`], [`RealFIFO`], [`DeltaFIFO`] |
+//! | list and watch options | `metav1.ListOptions` | the REST client's [`ListParams`] and [`WatchParams`], also what [`ResourceClient::list`] and [`ResourceClient::watch`] take |
 //!
 //! # The controller loop
 //!
@@ -72,6 +73,9 @@
 
 #![deny(missing_docs)]
 
+#[cfg(doc)]
+use clientgo_rest::{ListParams, ResourceClient, WatchParams};
+
 mod list_watch;
 mod listwatch;
 mod pager;
@@ -96,8 +100,8 @@ mod typed_lister;
 
 pub use list_watch::ListWatch;
 pub use listwatch::{
-    CAUSE_RESOURCE_VERSION_TOO_LARGE, ListOptions, ListWatchError, ListerWatcher,
-    RESOURCE_VERSION_MATCH_EXACT, RESOURCE_VERSION_MATCH_NOT_OLDER_THAN, WatchOptions,
+    CAUSE_RESOURCE_VERSION_TOO_LARGE, ListWatchError, ListerWatcher, RESOURCE_VERSION_MATCH_EXACT,
+    RESOURCE_VERSION_MATCH_NOT_OLDER_THAN,
 };
 pub use pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
 pub use reflector::{

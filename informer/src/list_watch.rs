@@ -14,7 +14,7 @@ use clientgo_rest::{ListParams, ResourceClient, WatchParams};
 use clientgo_watch::Watch;
 use serde::de::DeserializeOwned;
 
-use crate::listwatch::{ListOptions, ListWatchError, ListerWatcher, WatchOptions};
+use crate::listwatch::{ListWatchError, ListerWatcher};
 
 /// Lists and watches one collection through the REST client.
 pub struct ListWatch<T> {
@@ -83,28 +83,20 @@ impl<T> ListerWatcher<T> for ListWatch<T>
 where
     T: DeserializeOwned + Send + Sync + 'static,
 {
-    async fn list(&self, options: &ListOptions) -> Result<ObjectList<T>, ListWatchError> {
+    async fn list(&self, options: &ListParams) -> Result<ObjectList<T>, ListWatchError> {
         let params = ListParams {
             label_selector: Self::selector(&self.label_selector, &options.label_selector),
             field_selector: Self::selector(&self.field_selector, &options.field_selector),
-            limit: options.limit.map(i64::from),
-            continue_token: options.continue_token.clone(),
-            resource_version: options.resource_version.clone(),
-            resource_version_match: options.resource_version_match.clone(),
-            timeout_seconds: None,
+            ..options.clone()
         };
         self.client.list(&params).await.map_err(list_watch_error)
     }
 
-    async fn watch(&self, options: &WatchOptions) -> Result<Watch<T>, ListWatchError> {
+    async fn watch(&self, options: &WatchParams) -> Result<Watch<T>, ListWatchError> {
         let params = WatchParams {
             label_selector: Self::selector(&self.label_selector, &options.label_selector),
             field_selector: Self::selector(&self.field_selector, &options.field_selector),
-            resource_version: options.resource_version.clone(),
-            resource_version_match: options.resource_version_match.clone(),
-            timeout_seconds: options.timeout_seconds.map(i64::from),
-            allow_watch_bookmarks: options.allow_watch_bookmarks,
-            send_initial_events: options.send_initial_events,
+            ..options.clone()
         };
         self.client.watch(&params).await.map_err(list_watch_error)
     }

@@ -1,17 +1,19 @@
-//! What a reflector lists and watches through: [`ListerWatcher`], its request options
-//! ([`ListOptions`], [`WatchOptions`]) and its error ([`ListWatchError`]).
+//! What a reflector lists and watches through: [`ListerWatcher`] and its error
+//! ([`ListWatchError`]). Its requests take the REST client's options, [`ListParams`] and
+//! [`WatchParams`]: the same types [`ResourceClient::list`] and [`ResourceClient::watch`] take,
+//! so options tweaked for an informer and options of a hand-made list are one vocabulary.
 //!
-//! Mirrors client-go's `tools/cache/listwatch.go` (`ListerWatcher`, `ListWatch`) and the list
-//! and watch halves of `metav1.ListOptions`. The REST client implements [`ListerWatcher`] for a
-//! collection (`GET …/<resource>` and `GET …/<resource>?watch=true`); tests implement it with
-//! scripted fakes.
+//! Mirrors client-go's `tools/cache/listwatch.go` (`ListerWatcher`, `ListWatch`). The REST
+//! client implements [`ListerWatcher`] for a collection through [`ListWatch`](crate::ListWatch)
+//! (`GET …/<resource>` and `GET …/<resource>?watch=true`); tests implement it with scripted
+//! fakes.
 //!
 //! Where it differs from client-go, and why:
 //!
-//! * Go passes one `metav1.ListOptions` to both calls; here a LIST and a WATCH take their own
-//!   option structs, so a watch cannot carry a `limit` or a `continue` token, and a list cannot
-//!   ask for bookmarks. Each struct renders to exactly the query parameters the API server
-//!   reads for that verb.
+//! * Go passes one `metav1.ListOptions` to both calls; here a LIST takes the list half of it
+//!   ([`ListParams`]) and a WATCH the watch half ([`WatchParams`]), so a watch cannot carry a
+//!   `limit` or a `continue` token, and a list cannot ask for bookmarks or initial events.
+//!   Each renders to exactly the query parameters the API server reads for that verb.
 //! * client-go's `ToListWatcherWithWatchListSemantics` wrapper marks clients that cannot serve
 //!   streaming lists; here that is the [`ListerWatcher::supports_watch_list`] method.
 //! * Errors are one enum: the server's [`Status`] (a non-2xx answer), a transport failure, or
@@ -21,7 +23,11 @@
 use std::future::Future;
 
 use clientgo_apimachinery::{ObjectList, Status};
+use clientgo_rest::{ListParams, WatchParams};
 use clientgo_watch::{BoxError, Watch};
+
+#[cfg(doc)]
+use clientgo_rest::ResourceClient;
 
 /// `resourceVersionMatch=NotOlderThan`: the result is at least as new as `resourceVersion`.
 pub const RESOURCE_VERSION_MATCH_NOT_OLDER_THAN: &str = "NotOlderThan";
@@ -32,45 +38,6 @@ pub const RESOURCE_VERSION_MATCH_EXACT: &str = "Exact";
 /// The status cause type a server sets when a requested resourceVersion is newer than
 /// anything it has (`metav1.CauseTypeResourceVersionTooLarge`).
 pub const CAUSE_RESOURCE_VERSION_TOO_LARGE: &str = "ResourceVersionTooLarge";
-
-/// The options of a LIST request (the list half of `metav1.ListOptions`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ListOptions {
-    /// `labelSelector`, e.g. `app=web`.
-    pub label_selector: Option<String>,
-    /// `fieldSelector`, e.g. `metadata.name=x`.
-    pub field_selector: Option<String>,
-    /// `resourceVersion`: `None` or `""` for a consistent read, `"0"` for any cached state,
-    /// a version for a state at least that new (see `resource_version_match`).
-    pub resource_version: Option<String>,
-    /// `resourceVersionMatch`: `NotOlderThan` or `Exact`.
-    pub resource_version_match: Option<String>,
-    /// `limit`: the page size; `None` (or 0) for everything in one response.
-    pub limit: Option<u32>,
-    /// `continue`: the token of the next page, from the previous page's list metadata.
-    pub continue_token: Option<String>,
-}
-
-/// The options of a WATCH request (the watch half of `metav1.ListOptions`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WatchOptions {
-    /// `labelSelector`.
-    pub label_selector: Option<String>,
-    /// `fieldSelector`.
-    pub field_selector: Option<String>,
-    /// `resourceVersion`: where the watch starts (events after it).
-    pub resource_version: Option<String>,
-    /// `resourceVersionMatch`; only `NotOlderThan`, and only with `send_initial_events`.
-    pub resource_version_match: Option<String>,
-    /// `timeoutSeconds`: the server ends the watch cleanly after this long.
-    pub timeout_seconds: Option<u32>,
-    /// `allowWatchBookmarks=true`: the server may send `BOOKMARK` events.
-    pub allow_watch_bookmarks: bool,
-    /// `sendInitialEvents`: with `Some(true)` the watch starts with the current state as
-    /// `ADDED` events, ended by a bookmark annotated `k8s.io/initial-events-end` (a streaming
-    /// list, KEP-3157).
-    pub send_initial_events: Option<bool>,
-}
 
 /// Why a LIST or the start of a WATCH failed.
 #[derive(Debug, thiserror::Error)]
@@ -207,16 +174,16 @@ impl ListWatchError {
 /// The returned futures may borrow `self` and the options. They must be `Send`, so that a
 /// reflector's loop can run on any runtime thread.
 pub trait ListerWatcher<T>: Send + Sync + 'static {
-    /// Lists the collection (one page, when `options.limit` is set).
+    /// Lists the collection (one page, when `options.limit` is set and positive).
     fn list(
         &self,
-        options: &ListOptions,
+        options: &ListParams,
     ) -> impl Future<Output = Result<ObjectList<T>, ListWatchError>> + Send;
 
     /// Opens a watch of the collection.
     fn watch(
         &self,
-        options: &WatchOptions,
+        options: &WatchParams,
     ) -> impl Future<Output = Result<Watch<T>, ListWatchError>> + Send;
 
     /// Whether streaming lists (`sendInitialEvents=true`) may be tried; default true.

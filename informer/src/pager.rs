@@ -28,8 +28,9 @@
 //! it was paginated in a struct rather than a second return value.
 
 use clientgo_apimachinery::ObjectList;
+use clientgo_rest::ListParams;
 
-use crate::listwatch::{ListOptions, ListWatchError, ListerWatcher};
+use crate::listwatch::{ListWatchError, ListerWatcher};
 
 /// The page size a [`ListPager`] uses unless told otherwise.
 pub const DEFAULT_PAGE_SIZE: u32 = 500;
@@ -55,7 +56,9 @@ pub struct PagedList<T> {
 /// Lists a collection in pages (client-go's `ListPager`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListPager {
-    /// Items per page when the options set no limit; 0 lists everything in one response.
+    /// Items per page when the options set no positive limit; 0 lists everything in one
+    /// response. Unsigned, so that a page size the pager computes is never negative; it is
+    /// sent as the `limit` of [`ListParams`].
     pub page_size: u32,
     /// Whether an expired continue token falls back to one full list.
     pub full_list_if_expired: bool,
@@ -87,17 +90,18 @@ impl ListPager {
 
     /// Lists everything `options` selects through `lister`, page by page.
     ///
-    /// `options.limit` (when set and not 0) overrides the page size.
+    /// `options.limit`, when set and positive, overrides the page size; 0 or a negative limit
+    /// (which the API server would read as "no limit") is replaced by the page size.
     pub async fn list<T, L>(
         &self,
         lister: &L,
-        mut options: ListOptions,
+        mut options: ListParams,
     ) -> Result<PagedList<T>, ListWatchError>
     where
         L: ListerWatcher<T>,
     {
-        if options.limit.is_none_or(|l| l == 0) {
-            options.limit = Some(self.page_size).filter(|&l| l > 0);
+        if options.limit.is_none_or(|l| l <= 0) {
+            options.limit = Some(i64::from(self.page_size)).filter(|&l| l > 0);
         }
         let requested_rv = options.resource_version.clone();
         let requested_match = options.resource_version_match.clone();
@@ -195,7 +199,7 @@ mod tests {
     #[derive(Default)]
     struct Pages {
         script: Mutex<VecDeque<Page>>,
-        calls: Mutex<Vec<ListOptions>>,
+        calls: Mutex<Vec<ListParams>>,
     }
 
     impl Pages {
@@ -208,7 +212,7 @@ mod tests {
     }
 
     impl ListerWatcher<u32> for Pages {
-        async fn list(&self, options: &ListOptions) -> Result<ObjectList<u32>, ListWatchError> {
+        async fn list(&self, options: &ListParams) -> Result<ObjectList<u32>, ListWatchError> {
             self.calls.lock().push(options.clone());
             self.script.lock().pop_front().unwrap_or_else(|| {
                 Err(Status::failure(500, StatusReason::InternalError, "no more pages").into())
@@ -217,7 +221,7 @@ mod tests {
 
         async fn watch(
             &self,
-            _: &crate::listwatch::WatchOptions,
+            _: &clientgo_rest::WatchParams,
         ) -> Result<Watch<u32>, ListWatchError> {
             Err(ListWatchError::Transport("not used".into()))
         }
@@ -239,14 +243,14 @@ mod tests {
         Err(Status::failure(410, StatusReason::Expired, "continue token expired").into())
     }
 
-    fn opts(rv: Option<&str>, limit: Option<u32>, token: Option<&str>) -> ListOptions {
-        ListOptions {
+    fn opts(rv: Option<&str>, limit: Option<i64>, token: Option<&str>) -> ListParams {
+        ListParams {
             label_selector: Some("app=web".into()),
             resource_version: rv.map(Into::into),
             resource_version_match: rv.map(|_| "NotOlderThan".into()),
             limit,
             continue_token: token.map(Into::into),
-            ..ListOptions::default()
+            ..ListParams::default()
         }
     }
 
@@ -294,7 +298,7 @@ mod tests {
     // TestListPager_List: an explicit limit wins over the page size; page size 0 lists all.
     #[tokio::test]
     async fn explicit_limit_and_unlimited_page_size() {
-        let pages = Pages::new(vec![page(vec![1], "5", ""), page(vec![1], "5", "")]);
+        let pages = Pages::new((0..4).map(|_| page(vec![1], "5", "")).collect());
         ListPager::default()
             .list(&pages, opts(Some("5"), Some(7), None))
             .await
@@ -303,9 +307,17 @@ mod tests {
             .list(&pages, opts(Some("5"), None, None))
             .await
             .unwrap();
-        let calls = pages.calls.lock();
-        assert_eq!(calls[0].limit, Some(7));
-        assert_eq!(calls[1].limit, None);
+        // A limit of 0 or below is no limit: the page size replaces it, none is sent.
+        ListPager::default()
+            .list(&pages, opts(Some("5"), Some(-3), None))
+            .await
+            .unwrap();
+        ListPager::with_page_size(0)
+            .list(&pages, opts(Some("5"), Some(0), None))
+            .await
+            .unwrap();
+        let limits: Vec<_> = pages.calls.lock().iter().map(|c| c.limit).collect();
+        assert_eq!(limits, [Some(7), None, Some(500), None]);
     }
 
     // TestListPager_List: an expired continue token → one full list at the original RV.
@@ -370,7 +382,7 @@ mod tests {
         first.metadata.remaining_item_count = Some(i64::MAX);
         let pages = Pages::new(vec![Ok(first), page(vec![2], "1", "")]);
         let got = ListPager::default()
-            .list(&pages, ListOptions::default())
+            .list(&pages, ListParams::default())
             .await
             .unwrap();
         assert_eq!(got.list.items, vec![1, 2]);
@@ -386,7 +398,7 @@ mod tests {
     }
 
     impl ListerWatcher<u32> for Endless {
-        async fn list(&self, _: &ListOptions) -> Result<ObjectList<u32>, ListWatchError> {
+        async fn list(&self, _: &ListParams) -> Result<ObjectList<u32>, ListWatchError> {
             let mut calls = self.calls.lock();
             *calls += 1;
             let token = if self.same_token {
@@ -399,7 +411,7 @@ mod tests {
 
         async fn watch(
             &self,
-            _: &crate::listwatch::WatchOptions,
+            _: &clientgo_rest::WatchParams,
         ) -> Result<Watch<u32>, ListWatchError> {
             Err(ListWatchError::Transport("not used".into()))
         }
@@ -424,7 +436,7 @@ mod tests {
         // Full pages: stopped past the item bound, after 11 pages.
         let server = endless(100, false);
         let error = pager
-            .list(&server, ListOptions::default())
+            .list(&server, ListParams::default())
             .await
             .unwrap_err();
         assert!(matches!(error, ListWatchError::TooLarge(_)), "{error}");
@@ -436,7 +448,7 @@ mod tests {
         // Empty pages: stopped at the page bound.
         let server = endless(0, false);
         let error = pager
-            .list(&server, ListOptions::default())
+            .list(&server, ListParams::default())
             .await
             .unwrap_err();
         assert!(error.to_string().contains("more than 50 pages"), "{error}");
@@ -444,7 +456,7 @@ mod tests {
         // The same token again: stopped at once.
         let server = endless(1, true);
         let error = pager
-            .list(&server, ListOptions::default())
+            .list(&server, ListParams::default())
             .await
             .unwrap_err();
         assert!(

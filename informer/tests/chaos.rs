@@ -29,12 +29,12 @@ use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
 use clientgo_apiserver_sim::faults::{InjectedError, WatchFault};
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
 use clientgo_informer::{
-    BackoffConfig, DeleteEvent, Indexers, ListOptions, ListWatch, ListWatchError, ListerWatcher,
-    QueueKind, ReflectorOptions, Registration, ResourceEventHandler, SharedIndexInformer,
-    SharedInformerOptions, WatchOptions,
+    BackoffConfig, DeleteEvent, Indexers, ListWatch, ListWatchError, ListerWatcher, QueueKind,
+    ReflectorOptions, Registration, ResourceEventHandler, SharedIndexInformer,
+    SharedInformerOptions,
 };
 use clientgo_rest::config::Config;
-use clientgo_rest::{DeleteParams, DynamicClient, PostParams, RestClient};
+use clientgo_rest::{DeleteParams, DynamicClient, ListParams, PostParams, RestClient, WatchParams};
 use clientgo_watch::Watch;
 use parking_lot::Mutex;
 use serde_json::json;
@@ -473,7 +473,7 @@ impl<L> Observed<L> {
 impl<L: ListerWatcher<DynamicObject>> ListerWatcher<DynamicObject> for Observed<L> {
     async fn list(
         &self,
-        options: &ListOptions,
+        options: &ListParams,
     ) -> Result<ObjectList<DynamicObject>, ListWatchError> {
         let kind = match (&options.continue_token, options.resource_version.as_deref()) {
             (Some(_), _) => "list continue",
@@ -490,7 +490,7 @@ impl<L: ListerWatcher<DynamicObject>> ListerWatcher<DynamicObject> for Observed<
         result
     }
 
-    async fn watch(&self, options: &WatchOptions) -> Result<Watch<DynamicObject>, ListWatchError> {
+    async fn watch(&self, options: &WatchParams) -> Result<Watch<DynamicObject>, ListWatchError> {
         let kind = if options.send_initial_events == Some(true) {
             "watch initial-events"
         } else {

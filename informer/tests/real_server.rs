@@ -15,12 +15,13 @@ use clientgo_apimachinery::{
 };
 use clientgo_envtest::ControlPlane;
 use clientgo_informer::{
-    Indexers, InformerMetrics, ListOptions, ListWatch, ListWatchError, ListerWatcher,
+    Indexers, InformerMetrics, ListWatch, ListWatchError, ListerWatcher,
     RESOURCE_VERSION_MATCH_NOT_OLDER_THAN, ReflectorOptions, SharedIndexInformer,
-    SharedInformerFactory, SharedInformerOptions, WatchOptions, wait_for_cache_sync,
+    SharedInformerFactory, SharedInformerOptions, wait_for_cache_sync,
 };
 use clientgo_rest::{
-    Config, DeleteParams, DynamicClient, ListParams, PatchParams, PatchType, PostParams, RestClient,
+    Config, DeleteParams, DynamicClient, ListParams, PatchParams, PatchType, PostParams,
+    RestClient, WatchParams,
 };
 use clientgo_watch::Watch;
 use parking_lot::Mutex;
@@ -180,16 +181,16 @@ async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
 
 /// What a [`Probe`] saw, and how it shapes the watches it forwards.
 struct Requests {
-    lists: Mutex<Vec<ListOptions>>,
-    watches: Mutex<Vec<WatchOptions>>,
+    lists: Mutex<Vec<ListParams>>,
+    watches: Mutex<Vec<WatchParams>>,
     /// The `timeoutSeconds` every watch asks for instead of the reflector's, if set.
-    watch_timeout: Option<u32>,
+    watch_timeout: Option<i64>,
     /// Watch requests wait while this is false.
     open: tokio::sync::watch::Sender<bool>,
 }
 
 impl Requests {
-    fn new(watch_timeout: Option<u32>, open: bool) -> Arc<Requests> {
+    fn new(watch_timeout: Option<i64>, open: bool) -> Arc<Requests> {
         Arc::new(Requests {
             lists: Mutex::default(),
             watches: Mutex::default(),
@@ -198,11 +199,11 @@ impl Requests {
         })
     }
 
-    fn lists(&self) -> Vec<ListOptions> {
+    fn lists(&self) -> Vec<ListParams> {
         self.lists.lock().clone()
     }
 
-    fn watches(&self) -> Vec<WatchOptions> {
+    fn watches(&self) -> Vec<WatchParams> {
         self.watches.lock().clone()
     }
 }
@@ -219,12 +220,12 @@ where
     T: Send + Sync + 'static,
     L: ListerWatcher<T>,
 {
-    async fn list(&self, options: &ListOptions) -> Result<ObjectList<T>, ListWatchError> {
+    async fn list(&self, options: &ListParams) -> Result<ObjectList<T>, ListWatchError> {
         self.requests.lists.lock().push(options.clone());
         self.inner.list(options).await
     }
 
-    async fn watch(&self, options: &WatchOptions) -> Result<Watch<T>, ListWatchError> {
+    async fn watch(&self, options: &WatchParams) -> Result<Watch<T>, ListWatchError> {
         let mut options = options.clone();
         if let Some(timeout) = self.requests.watch_timeout {
             options.timeout_seconds = Some(timeout);

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{Bookmark, StatusReason, WatchEvent};
 use clientgo_informer::{
-    FailureKind, ListOptions, ListWatchError, Reflector, ReflectorOperation, ReflectorOptions,
-    WatchOptions,
+    FailureKind, ListWatchError, Reflector, ReflectorOperation, ReflectorOptions,
 };
+use clientgo_rest::{ListParams, WatchParams};
 use parking_lot::Mutex;
 use reflector_support::*;
 use tokio_util::sync::CancellationToken;
@@ -40,7 +40,7 @@ fn spawn_run(
     tokio::spawn(async move { r.run(cancel).await })
 }
 
-fn without_timeout(mut calls: Vec<WatchOptions>) -> Vec<WatchOptions> {
+fn without_timeout(mut calls: Vec<WatchParams>) -> Vec<WatchParams> {
     for call in &mut calls {
         let seconds = call
             .timeout_seconds
@@ -92,18 +92,18 @@ async fn test_reflector_list_and_watch() {
     assert!(feed.is_stopped(), "the watch is dropped on cancel");
     assert_eq!(
         lw.list_calls(),
-        [ListOptions {
+        [ListParams {
             resource_version: Some("0".into()),
             limit: Some(500),
-            ..ListOptions::default()
+            ..ListParams::default()
         }]
     );
     assert_eq!(
         without_timeout(lw.watch_calls()),
-        [WatchOptions {
+        [WatchParams {
             resource_version: Some("1".into()),
             allow_watch_bookmarks: true,
-            ..WatchOptions::default()
+            ..WatchParams::default()
         }]
     );
 }
@@ -508,6 +508,8 @@ async fn test_watch_timeout() {
         (None, 300, 600),
         (Some(Duration::from_secs(1)), 300, 600),
         (Some(Duration::from_secs(30 * 60)), 1800, 3600),
+        // An absurd minimum is bounded: the server reads timeoutSeconds as int64 nanoseconds.
+        (Some(Duration::MAX), 4_294_967_295, 4_294_967_295),
     ] {
         let cancel = CancellationToken::new();
         let lw = FakeLw::new(|_, _| Ok(list("1", vec![])), {
@@ -527,7 +529,7 @@ async fn test_watch_timeout() {
         }
         let r = Reflector::new(lw.clone(), RecordingStore::new() as _, options);
         r.list_and_watch(&cancel).await.unwrap();
-        let timeouts: Vec<u32> = lw
+        let timeouts: Vec<i64> = lw
             .watch_calls()
             .iter()
             .map(|o| o.timeout_seconds.unwrap())
@@ -538,7 +540,7 @@ async fn test_watch_timeout() {
             "{timeouts:?}"
         );
         assert!(
-            timeouts.iter().any(|t| *t != timeouts[0]),
+            low == high || timeouts.iter().any(|t| *t != timeouts[0]),
             "random: {timeouts:?}"
         );
     }

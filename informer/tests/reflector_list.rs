@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use clientgo_apimachinery::{StatusCause, StatusDetails, StatusReason};
 use clientgo_informer::{
-    CAUSE_RESOURCE_VERSION_TOO_LARGE, ListOptions, ListWatchError, Reflector, ReflectorOptions,
+    CAUSE_RESOURCE_VERSION_TOO_LARGE, ListWatchError, Reflector, ReflectorOptions,
 };
+use clientgo_rest::ListParams;
 use reflector_support::*;
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +35,7 @@ impl Rounds {
     fn new(
         list: impl FnMut(
             usize,
-            &ListOptions,
+            &ListParams,
         ) -> Result<clientgo_apimachinery::ObjectList<Pod>, ListWatchError>
         + Send
         + 'static,
@@ -58,7 +59,7 @@ impl Rounds {
     }
 }
 
-fn page_of(options: &ListOptions, all: &[Pod], rv: &str) -> clientgo_apimachinery::ObjectList<Pod> {
+fn page_of(options: &ListParams, all: &[Pod], rv: &str) -> clientgo_apimachinery::ObjectList<Pod> {
     match options.continue_token.as_deref() {
         None => list_page(rv, "C1", all[0..4].to_vec()),
         Some("C1") => list_page(rv, "C2", all[4..8].to_vec()),

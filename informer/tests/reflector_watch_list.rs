@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::{Bookmark, StatusReason, WatchEvent};
-use clientgo_informer::{
-    BackoffConfig, Delta, ListOptions, RealFIFO, Reflector, ReflectorOptions, WatchOptions,
-};
+use clientgo_informer::{BackoffConfig, Delta, RealFIFO, Reflector, ReflectorOptions};
+use clientgo_rest::{ListParams, WatchParams};
 use parking_lot::Mutex;
 use reflector_support::*;
 use tokio::sync::Notify;
@@ -35,25 +34,25 @@ fn spawn_run(
     tokio::spawn(async move { r.run(cancel).await })
 }
 
-fn streaming(rv: Option<&str>) -> WatchOptions {
-    WatchOptions {
+fn streaming(rv: Option<&str>) -> WatchParams {
+    WatchParams {
         resource_version: rv.map(Into::into),
         resource_version_match: Some("NotOlderThan".into()),
         send_initial_events: Some(true),
         allow_watch_bookmarks: true,
-        ..WatchOptions::default()
+        ..WatchParams::default()
     }
 }
 
-fn plain(rv: &str) -> WatchOptions {
-    WatchOptions {
+fn plain(rv: &str) -> WatchParams {
+    WatchParams {
         resource_version: Some(rv.into()),
         allow_watch_bookmarks: true,
-        ..WatchOptions::default()
+        ..WatchParams::default()
     }
 }
 
-fn without_timeout(calls: Vec<WatchOptions>) -> Vec<WatchOptions> {
+fn without_timeout(calls: Vec<WatchParams>) -> Vec<WatchParams> {
     calls
         .into_iter()
         .map(|mut c| {
@@ -66,7 +65,7 @@ fn without_timeout(calls: Vec<WatchOptions>) -> Vec<WatchOptions> {
 fn feeds_lw(
     list: impl FnMut(
         usize,
-        &ListOptions,
+        &ListParams,
     ) -> Result<
         clientgo_apimachinery::ObjectList<Pod>,
         clientgo_informer::ListWatchError,
@@ -337,14 +336,14 @@ async fn silent_watch_request_falls_back_within_the_deadline() {
     impl clientgo_informer::ListerWatcher<Pod> for Silent {
         async fn list(
             &self,
-            o: &ListOptions,
+            o: &ListParams,
         ) -> Result<clientgo_apimachinery::ObjectList<Pod>, clientgo_informer::ListWatchError>
         {
             self.0.list(o).await
         }
         async fn watch(
             &self,
-            o: &WatchOptions,
+            o: &WatchParams,
         ) -> Result<clientgo_watch::Watch<Pod>, clientgo_informer::ListWatchError> {
             if o.send_initial_events == Some(true) {
                 std::future::pending::<()>().await;

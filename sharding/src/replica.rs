@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clientgo_apimachinery::{ApiResource, Object, PartialObjectMetadata};
-use clientgo_informer::{DeleteEvent, ListOptions, ResourceEventHandler, meta_namespace_key_func};
-use clientgo_rest::{PatchParams, PatchType, ResourceClient, RestClient};
+use clientgo_informer::{DeleteEvent, ResourceEventHandler, meta_namespace_key_func};
+use clientgo_rest::{ListParams, PatchParams, PatchType, ResourceClient, RestClient};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::{Notify, mpsc};
@@ -79,9 +79,9 @@ impl Shard {
 
     /// A tweak for the informer factory: adds this shard's selector to every list and watch
     /// (after any selector already set).
-    pub fn tweak(&self) -> impl Fn(&mut ListOptions) + Send + Sync + 'static {
+    pub fn tweak(&self) -> impl Fn(&mut ListParams) + Send + Sync + 'static {
         let selector = self.label_selector();
-        move |options: &mut ListOptions| {
+        move |options: &mut ListParams| {
             options.label_selector = Some(match options.label_selector.take() {
                 Some(existing) if !existing.is_empty() => format!("{existing},{selector}"),
                 _ => selector.clone(),
@@ -446,7 +446,7 @@ mod tests {
     #[test]
     fn the_tweak_adds_the_selector() {
         let tweak = Shard::new("foo", "a").tweak();
-        let mut options = ListOptions::default();
+        let mut options = ListParams::default();
         tweak(&mut options);
         assert_eq!(
             options.label_selector.as_deref(),

@@ -15,11 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clientgo_apimachinery::{GroupVersionResource, Resource};
-use clientgo_rest::RestClient;
+use clientgo_rest::{ListParams, RestClient};
 
 use super::SharedInformerFactory;
 use super::tweak::TweakFn;
-use crate::listwatch::ListOptions;
 use crate::shared_informer::SharedInformerOptions;
 use crate::transform::TransformFunc;
 
@@ -64,21 +63,31 @@ impl SharedInformerFactoryBuilder {
 
     /// Edits the options of every list and watch of every informer (client-go's
     /// `WithTweakListOptions`), typically to set a label or field selector. A watch's options
-    /// are shown to `tweak` as a [`ListOptions`] with the watch's selectors and
+    /// are shown to `tweak` as a [`ListParams`] with the watch's selectors and
     /// resourceVersion; what it sets in the selectors is what the watch asks for.
+    ///
+    /// The options are the REST client's [`ListParams`], so one tweak also serves a list made
+    /// by hand with [`ResourceClient::list`](clientgo_rest::ResourceClient::list):
     ///
     /// ```no_run
     /// # fn example(client: &clientgo_rest::RestClient) {
     /// use clientgo_informer::SharedInformerFactory;
+    /// use clientgo_rest::ListParams;
+    ///
+    /// fn web_only(options: &mut ListParams) {
+    ///     options.label_selector = Some("app=web".into());
+    /// }
     ///
     /// let factory = SharedInformerFactory::builder(client)
-    ///     .tweak_list_options(|o| o.label_selector = Some("app=web".into()))
+    ///     .tweak_list_options(web_only)
     ///     .build();
+    /// let mut by_hand = ListParams::default();
+    /// web_only(&mut by_hand); // for a `ResourceClient::list` of the same objects
     /// # }
     /// ```
     pub fn tweak_list_options(
         mut self,
-        tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static,
+        tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
     ) -> Self {
         self.tweak = Some(Arc::new(tweak));
         self

@@ -4,23 +4,24 @@
 //! In client-go each generated informer's `ListFunc` and `WatchFunc` pass the request's
 //! `metav1.ListOptions` through the factory's tweak before sending it, which is how a factory
 //! narrows all its informers to a label or field selector. [`Tweaked`] does the same around
-//! any [`ListerWatcher`]: a list's [`ListOptions`] go through the tweak as they are. A watch
-//! has its own [`WatchOptions`] here; the tweak sees them as a [`ListOptions`] carrying the
-//! watch's selectors, resourceVersion and match, and what it leaves in the selectors is
-//! what the watch asks for (the other fields have no meaning on a watch, or belong to the
-//! reflector).
+//! any [`ListerWatcher`]: a list's [`ListParams`] go through the tweak as they are. A watch
+//! takes [`WatchParams`] here; the tweak sees them as a [`ListParams`] carrying the watch's
+//! selectors, resourceVersion and match, and what it leaves in the selectors is what the
+//! watch asks for (the other fields have no meaning on a watch, or belong to the reflector:
+//! its timeout, bookmarks and initial events are the reflector's to choose).
 
 use std::fmt;
 use std::sync::Arc;
 
 use clientgo_apimachinery::ObjectList;
+use clientgo_rest::{ListParams, WatchParams};
 use clientgo_watch::Watch;
 
-use crate::listwatch::{ListOptions, ListWatchError, ListerWatcher, WatchOptions};
+use crate::listwatch::{ListWatchError, ListerWatcher};
 
 /// A closure that edits the options of every list and watch (client-go's
 /// `TweakListOptionsFunc`).
-pub(super) type TweakFn = Arc<dyn Fn(&mut ListOptions) + Send + Sync>;
+pub(super) type TweakFn = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
 
 /// A [`ListerWatcher`] whose requests first go through a tweak.
 pub(super) struct Tweaked<L> {
@@ -33,7 +34,7 @@ impl<L> Tweaked<L> {
         Tweaked { inner, tweak }
     }
 
-    fn list_options(&self, options: &ListOptions) -> ListOptions {
+    fn list_options(&self, options: &ListParams) -> ListParams {
         let mut options = options.clone();
         if let Some(tweak) = &self.tweak {
             tweak(&mut options);
@@ -41,19 +42,19 @@ impl<L> Tweaked<L> {
         options
     }
 
-    fn watch_options(&self, options: &WatchOptions) -> WatchOptions {
+    fn watch_options(&self, options: &WatchParams) -> WatchParams {
         let Some(tweak) = &self.tweak else {
             return options.clone();
         };
-        let mut seen = ListOptions {
+        let mut seen = ListParams {
             label_selector: options.label_selector.clone(),
             field_selector: options.field_selector.clone(),
             resource_version: options.resource_version.clone(),
             resource_version_match: options.resource_version_match.clone(),
-            ..ListOptions::default()
+            ..ListParams::default()
         };
         tweak(&mut seen);
-        WatchOptions {
+        WatchParams {
             label_selector: seen.label_selector,
             field_selector: seen.field_selector,
             ..options.clone()
@@ -74,12 +75,12 @@ impl<T, L> ListerWatcher<T> for Tweaked<L>
 where
     L: ListerWatcher<T>,
 {
-    async fn list(&self, options: &ListOptions) -> Result<ObjectList<T>, ListWatchError> {
+    async fn list(&self, options: &ListParams) -> Result<ObjectList<T>, ListWatchError> {
         let options = self.list_options(options);
         self.inner.list(&options).await
     }
 
-    async fn watch(&self, options: &WatchOptions) -> Result<Watch<T>, ListWatchError> {
+    async fn watch(&self, options: &WatchParams) -> Result<Watch<T>, ListWatchError> {
         let options = self.watch_options(options);
         self.inner.watch(&options).await
     }
@@ -93,7 +94,7 @@ where
 mod tests {
     use super::*;
 
-    fn tweaked(tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static) -> Tweaked<()> {
+    fn tweaked(tweak: impl Fn(&mut ListParams) + Send + Sync + 'static) -> Tweaked<()> {
         Tweaked::new((), Some(Arc::new(tweak)))
     }
 
@@ -103,9 +104,9 @@ mod tests {
             o.label_selector = Some("app=web".into());
             o.limit = Some(7);
         });
-        let asked = ListOptions {
+        let asked = ListParams {
             resource_version: Some("0".into()),
-            ..ListOptions::default()
+            ..ListParams::default()
         };
         let sent = t.list_options(&asked);
         assert_eq!(sent.label_selector.as_deref(), Some("app=web"));
@@ -124,11 +125,11 @@ mod tests {
             o.field_selector = Some("metadata.name=a".into());
             o.resource_version = Some("1".into());
         });
-        let asked = WatchOptions {
+        let asked = WatchParams {
             resource_version: Some("12".into()),
             allow_watch_bookmarks: true,
             timeout_seconds: Some(300),
-            ..WatchOptions::default()
+            ..WatchParams::default()
         };
         let sent = t.watch_options(&asked);
         assert_eq!(sent.field_selector.as_deref(), Some("metadata.name=a"));
@@ -140,14 +141,14 @@ mod tests {
     #[test]
     fn no_tweak_changes_nothing() {
         let t = Tweaked::new((), None);
-        let list = ListOptions {
+        let list = ListParams {
             limit: Some(500),
-            ..ListOptions::default()
+            ..ListParams::default()
         };
         assert_eq!(t.list_options(&list), list);
-        let watch = WatchOptions {
+        let watch = WatchParams {
             label_selector: Some("a=b".into()),
-            ..WatchOptions::default()
+            ..WatchParams::default()
         };
         assert_eq!(t.watch_options(&watch), watch);
     }

@@ -10,12 +10,13 @@
 //! [`ReflectorStore::replace`]: crate::ReflectorStore::replace
 
 use clientgo_apimachinery::{Object, ObjectList};
+use clientgo_rest::ListParams;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
 use super::status::ReflectorOperation;
 use super::{Reflector, non_empty};
-use crate::listwatch::{ListOptions, ListWatchError, ListerWatcher};
+use crate::listwatch::{ListWatchError, ListerWatcher};
 use crate::pager::{DEFAULT_PAGE_SIZE, ListPager};
 
 impl<T, L> Reflector<T, L>
@@ -52,9 +53,9 @@ where
     pub(super) async fn list(&self) -> Result<(), ListWatchError> {
         let rv = self.relist_resource_version();
         let pager = ListPager::with_page_size(self.list_page_size(&rv));
-        let options = ListOptions {
+        let options = ListParams {
             resource_version: non_empty(rv.clone()),
-            ..ListOptions::default()
+            ..ListParams::default()
         };
         let mut start = self.list_started();
         let mut result = pager.list(&self.lister_watcher, options).await;
@@ -70,9 +71,9 @@ where
                 );
                 self.failure.record_error(ReflectorOperation::List, error);
                 self.set_resource_version_unavailable(true);
-                let retry = ListOptions {
+                let retry = ListParams {
                     resource_version: non_empty(self.relist_resource_version()),
-                    ..ListOptions::default()
+                    ..ListParams::default()
                 };
                 start = self.list_started();
                 result = pager.list(&self.lister_watcher, retry).await;

@@ -103,6 +103,10 @@ pub const DEFAULT_INITIAL_EVENTS_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest deadline the reflector sets (about 30 years): longer ones mean "no deadline".
 const LONGEST_DEADLINE: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
 
+/// The longest `timeoutSeconds` a watch asks for (about 136 years): `timeoutSeconds` seconds
+/// in nanoseconds must fit the server's `int64` durations.
+const LONGEST_WATCH_TIMEOUT_SECONDS: i64 = u32::MAX as i64;
+
 /// A watch that ends sooner than this with no event is treated as a failure.
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 
@@ -206,9 +210,9 @@ struct SyncState {
 /// use bytes::Bytes;
 /// use clientgo_apimachinery::{DynamicObject, ObjectList};
 /// use clientgo_informer::{
-///     ListOptions, ListWatchError, ListerWatcher, Reflector, ReflectorOptions, ReflectorStore,
-///     WatchOptions,
+///     ListWatchError, ListerWatcher, Reflector, ReflectorOptions, ReflectorStore,
 /// };
+/// use clientgo_rest::{ListParams, WatchParams};
 /// use clientgo_watch::Watch;
 /// use tokio::sync::mpsc;
 /// use tokio_util::sync::CancellationToken;
@@ -217,12 +221,12 @@ struct SyncState {
 /// struct OneConfigMap;
 ///
 /// impl ListerWatcher<DynamicObject> for OneConfigMap {
-///     async fn list(&self, _: &ListOptions) -> Result<ObjectList<DynamicObject>, ListWatchError> {
+///     async fn list(&self, _: &ListParams) -> Result<ObjectList<DynamicObject>, ListWatchError> {
 ///         let mut list = ObjectList::new(vec![DynamicObject::new("settings").within("prod")]);
 ///         list.metadata.resource_version = "7".into();
 ///         Ok(list)
 ///     }
-///     async fn watch(&self, _: &WatchOptions) -> Result<Watch<DynamicObject>, ListWatchError> {
+///     async fn watch(&self, _: &WatchParams) -> Result<Watch<DynamicObject>, ListWatchError> {
 ///         Ok(Watch::new(http_body_util::Empty::<Bytes>::new()))
 ///     }
 ///     fn supports_watch_list(&self) -> bool {
@@ -483,11 +487,13 @@ where
         }
     }
 
-    /// A random watch timeout in [min, 2×min], in whole seconds.
-    fn watch_timeout_seconds(&self) -> u32 {
+    /// A random watch timeout in [min, 2×min], in whole seconds: at least 5 minutes, at most
+    /// [`LONGEST_WATCH_TIMEOUT_SECONDS`], never negative.
+    fn watch_timeout_seconds(&self) -> i64 {
         let jitter = self.rng.lock().next_f64();
         // `as` saturates: an absurd minimum cannot overflow.
-        (self.min_watch_timeout.as_secs_f64() * (jitter + 1.0)) as u32
+        let seconds = (self.min_watch_timeout.as_secs_f64() * (jitter + 1.0)) as i64;
+        seconds.clamp(1, LONGEST_WATCH_TIMEOUT_SECONDS)
     }
 
     fn set_last_sync_resource_version(&self, rv: &str) {

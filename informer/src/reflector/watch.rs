@@ -22,6 +22,7 @@
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, Status, WatchEvent};
+use clientgo_rest::WatchParams;
 use clientgo_watch::{Watch, WatchError};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
@@ -29,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::status::{FailureKind, ReflectorOperation};
 use super::{Reflector, VERY_SHORT_WATCH, non_empty};
-use crate::listwatch::{ListWatchError, ListerWatcher, WatchOptions};
+use crate::listwatch::{ListWatchError, ListerWatcher};
 use crate::metrics::RelistReason;
 use crate::shared_informer::journey;
 
@@ -147,11 +148,11 @@ where
                     let rv = self.last_sync_resource_version();
                     // Synthetic initial events of a watch from "" or "0" come in no order.
                     let hold_back = rv.is_empty() || rv == "0";
-                    let options = WatchOptions {
+                    let options = WatchParams {
                         resource_version: non_empty(rv),
                         timeout_seconds: Some(self.watch_timeout_seconds()),
                         allow_watch_bookmarks: true,
-                        ..WatchOptions::default()
+                        ..WatchParams::default()
                     };
                     if let Some(metrics) = &self.metrics {
                         metrics.watch_started();

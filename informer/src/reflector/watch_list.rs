@@ -27,6 +27,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clientgo_apimachinery::{Object, Status, WatchEvent};
+use clientgo_rest::WatchParams;
 use clientgo_watch::{Watch, WatchError};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
@@ -34,9 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::status::{FailureKind, ReflectorOperation};
 use super::{Reflector, VERY_SHORT_WATCH, non_empty};
-use crate::listwatch::{
-    ListWatchError, ListerWatcher, RESOURCE_VERSION_MATCH_NOT_OLDER_THAN, WatchOptions,
-};
+use crate::listwatch::{ListWatchError, ListerWatcher, RESOURCE_VERSION_MATCH_NOT_OLDER_THAN};
 use crate::metrics::FallbackReason;
 
 /// How often a streaming list that receives nothing says it is still waiting.
@@ -144,13 +143,13 @@ where
             if cancel.is_cancelled() {
                 return WatchListEnd::Cancelled;
             }
-            let options = WatchOptions {
+            let options = WatchParams {
                 resource_version: non_empty(self.rewatch_resource_version()),
                 resource_version_match: Some(RESOURCE_VERSION_MATCH_NOT_OLDER_THAN.to_owned()),
                 send_initial_events: Some(true),
                 allow_watch_bookmarks: true,
                 timeout_seconds: Some(self.watch_timeout_seconds()),
-                ..WatchOptions::default()
+                ..WatchParams::default()
             };
             if let Some(metrics) = &self.metrics {
                 metrics.watch_list_started();

@@ -9,9 +9,8 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use clientgo_apimachinery::{ObjectList, Status, WatchEvent};
-use clientgo_informer::{
-    ListOptions, ListWatchError, ListerWatcher, WatchOptions, meta_namespace_key_func,
-};
+use clientgo_informer::{ListWatchError, ListerWatcher, meta_namespace_key_func};
+use clientgo_rest::{ListParams, WatchParams};
 use clientgo_watch::Watch;
 use http_body::{Body, Frame};
 use parking_lot::Mutex;
@@ -79,7 +78,7 @@ impl FakeListerWatcher {
 }
 
 impl ListerWatcher<Obj> for FakeListerWatcher {
-    async fn list(&self, _: &ListOptions) -> Result<ObjectList<Obj>, ListWatchError> {
+    async fn list(&self, _: &ListParams) -> Result<ObjectList<Obj>, ListWatchError> {
         let mut state = self.state.lock();
         state.lists += 1;
         if let Some(status) = &state.list_error {
@@ -91,7 +90,7 @@ impl ListerWatcher<Obj> for FakeListerWatcher {
         Ok(list)
     }
 
-    async fn watch(&self, _: &WatchOptions) -> Result<Watch<Obj>, ListWatchError> {
+    async fn watch(&self, _: &WatchParams) -> Result<Watch<Obj>, ListWatchError> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.state.lock().watchers.push(tx);
         Ok(Watch::new(ChannelBody(rx)))

@@ -18,7 +18,8 @@ use bytes::Bytes;
 use clientgo_apimachinery::{
     Bookmark, ListMeta, ObjectList, ObjectMeta, Status, StatusReason, WatchEvent, impl_object,
 };
-use clientgo_informer::{ListOptions, ListWatchError, ListerWatcher, ReflectorStore, WatchOptions};
+use clientgo_informer::{ListWatchError, ListerWatcher, ReflectorStore};
+use clientgo_rest::{ListParams, WatchParams};
 use clientgo_watch::Watch;
 use http_body::{Body, Frame};
 use parking_lot::Mutex;
@@ -230,14 +231,14 @@ pub fn fed() -> (Watch<Pod>, Feed) {
 // ---------------------------------------------------------------------------------------
 // ListerWatcher
 
-type ListFn = Box<dyn FnMut(usize, &ListOptions) -> Result<ObjectList<Pod>, ListWatchError> + Send>;
-type WatchFn = Box<dyn FnMut(usize, &WatchOptions) -> Result<Watch<Pod>, ListWatchError> + Send>;
+type ListFn = Box<dyn FnMut(usize, &ListParams) -> Result<ObjectList<Pod>, ListWatchError> + Send>;
+type WatchFn = Box<dyn FnMut(usize, &WatchParams) -> Result<Watch<Pod>, ListWatchError> + Send>;
 
 struct Script {
     list: ListFn,
     watch: WatchFn,
-    list_calls: Vec<ListOptions>,
-    watch_calls: Vec<WatchOptions>,
+    list_calls: Vec<ListParams>,
+    watch_calls: Vec<WatchParams>,
 }
 
 /// A scripted `ListerWatcher`: each call is answered by the test's closure, given the call's
@@ -251,10 +252,8 @@ pub struct FakeLw {
 
 impl FakeLw {
     pub fn new(
-        list: impl FnMut(usize, &ListOptions) -> Result<ObjectList<Pod>, ListWatchError>
-        + Send
-        + 'static,
-        watch: impl FnMut(usize, &WatchOptions) -> Result<Watch<Pod>, ListWatchError> + Send + 'static,
+        list: impl FnMut(usize, &ListParams) -> Result<ObjectList<Pod>, ListWatchError> + Send + 'static,
+        watch: impl FnMut(usize, &WatchParams) -> Result<Watch<Pod>, ListWatchError> + Send + 'static,
     ) -> Self {
         FakeLw {
             script: Arc::new(Mutex::new(Script {
@@ -274,11 +273,11 @@ impl FakeLw {
         self
     }
 
-    pub fn list_calls(&self) -> Vec<ListOptions> {
+    pub fn list_calls(&self) -> Vec<ListParams> {
         self.script.lock().list_calls.clone()
     }
 
-    pub fn watch_calls(&self) -> Vec<WatchOptions> {
+    pub fn watch_calls(&self) -> Vec<WatchParams> {
         self.script.lock().watch_calls.clone()
     }
 
@@ -304,7 +303,7 @@ impl FakeLw {
 }
 
 impl ListerWatcher<Pod> for FakeLw {
-    async fn list(&self, options: &ListOptions) -> Result<ObjectList<Pod>, ListWatchError> {
+    async fn list(&self, options: &ListParams) -> Result<ObjectList<Pod>, ListWatchError> {
         let result = {
             let mut script = self.script.lock();
             script.list_calls.push(options.clone());
@@ -315,7 +314,7 @@ impl ListerWatcher<Pod> for FakeLw {
         result
     }
 
-    async fn watch(&self, options: &WatchOptions) -> Result<Watch<Pod>, ListWatchError> {
+    async fn watch(&self, options: &WatchParams) -> Result<Watch<Pod>, ListWatchError> {
         let result = {
             let mut script = self.script.lock();
             script.watch_calls.push(options.clone());

@@ -56,22 +56,28 @@ impl PropagationPolicy {
     }
 }
 
-/// `metav1.ListOptions` for a list.
+/// `metav1.ListOptions` for a list: the options of [`ResourceClient::list`], and of every list
+/// an informer makes (its reflector, its pager and the informer factory's tweak all take this
+/// type).
+///
+/// [`ResourceClient::list`]: crate::ResourceClient::list
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListParams {
-    /// `labelSelector`.
+    /// `labelSelector`, e.g. `app=web`.
     pub label_selector: Option<String>,
-    /// `fieldSelector`.
+    /// `fieldSelector`, e.g. `metadata.name=x`.
     pub field_selector: Option<String>,
-    /// `limit`: the most items per page.
+    /// `limit`: the most items per page; `None` (or 0 or less, which the server reads the
+    /// same way) for everything in one response. `int64`, as in `metav1.ListOptions`.
     pub limit: Option<i64>,
-    /// `continue`: the token of the page to get.
+    /// `continue`: the token of the page to get, from the previous page's list metadata.
     pub continue_token: Option<String>,
-    /// `resourceVersion`.
+    /// `resourceVersion`: `None` or `""` for a consistent read, `"0"` for any cached state,
+    /// a version for a state at least that new (see `resource_version_match`).
     pub resource_version: Option<String>,
-    /// `resourceVersionMatch`.
+    /// `resourceVersionMatch`: `NotOlderThan` or `Exact`.
     pub resource_version_match: Option<String>,
-    /// `timeoutSeconds`.
+    /// `timeoutSeconds`: how long the server may take over the list.
     pub timeout_seconds: Option<i64>,
 }
 
@@ -102,22 +108,29 @@ impl ListParams {
     }
 }
 
-/// `metav1.ListOptions` for a watch (`watch=true` is added).
+/// `metav1.ListOptions` for a watch (`watch=true` is added): the options of
+/// [`ResourceClient::watch`], and of every watch an informer's reflector opens. Only a watch
+/// asks for bookmarks and initial events; only a list has a `limit` and a `continue` token.
+///
+/// [`ResourceClient::watch`]: crate::ResourceClient::watch
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WatchParams {
     /// `labelSelector`.
     pub label_selector: Option<String>,
     /// `fieldSelector`.
     pub field_selector: Option<String>,
-    /// `resourceVersion`: where to start.
+    /// `resourceVersion`: where the watch starts (events after it).
     pub resource_version: Option<String>,
-    /// `resourceVersionMatch` (with `sendInitialEvents`).
+    /// `resourceVersionMatch`: only `NotOlderThan`, and only with `send_initial_events`.
     pub resource_version_match: Option<String>,
-    /// `timeoutSeconds`: the server ends the watch after this long.
+    /// `timeoutSeconds`: the server ends the watch cleanly after this long. `int64`, as in
+    /// `metav1.ListOptions`.
     pub timeout_seconds: Option<i64>,
-    /// `allowWatchBookmarks`.
+    /// `allowWatchBookmarks=true`: the server may send `BOOKMARK` events.
     pub allow_watch_bookmarks: bool,
-    /// `sendInitialEvents` (streaming list).
+    /// `sendInitialEvents`: with `Some(true)` the watch starts with the current state as
+    /// `ADDED` events, ended by a bookmark annotated `k8s.io/initial-events-end` (a streaming
+    /// list, KEP-3157).
     pub send_initial_events: Option<bool>,
 }
 
