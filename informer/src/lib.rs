@@ -103,7 +103,7 @@ pub use listwatch::{
     CAUSE_RESOURCE_VERSION_TOO_LARGE, ListWatchError, ListerWatcher, RESOURCE_VERSION_MATCH_EXACT,
     RESOURCE_VERSION_MATCH_NOT_OLDER_THAN,
 };
-pub use pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
+pub use pager::{DEFAULT_MAX_ITEMS, DEFAULT_MAX_PAGES, DEFAULT_PAGE_SIZE, ListPager, PagedList};
 pub use reflector::{
     BackoffConfig, DEFAULT_INITIAL_EVENTS_TIMEOUT, DEFAULT_MIN_WATCH_TIMEOUT, FailureKind,
     Reflector, ReflectorFailure, ReflectorOperation, ReflectorOptions, ShouldResync,

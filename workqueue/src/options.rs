@@ -60,7 +60,7 @@ pub(crate) enum Order {
     Priority { aging: Duration },
 }
 
-/// How [`Queue::add_with`] adds an item: at which priority, after which delay, and whether
+/// How [`Queue::add_with`](crate::Queue::add_with) adds an item: at which priority, after which delay, and whether
 /// after the rate limiter's backoff. controller-runtime's priority queue's `AddOpts`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AddOptions {

@@ -122,7 +122,7 @@ use timer::Timer;
 /// ```
 ///
 /// A controller's queue backs failures off and, built with
-/// [`priority`](QueueBuilder::priority), serves real changes first:
+/// [`priority`](crate::QueueBuilder::priority), serves real changes first:
 ///
 /// ```
 /// use std::sync::Arc;
@@ -494,7 +494,7 @@ impl<T: QueueItem> Queue<T> {
     }
 
     /// Whether the queue hands out the highest priority first (built with
-    /// [`priority`](QueueBuilder::priority)).
+    /// [`priority`](crate::QueueBuilder::priority)).
     pub fn is_priority(&self) -> bool {
         self.shared.priority
     }

@@ -4,7 +4,7 @@
 //! Mirrors what apiextensions-apiserver's custom resource handler does with a structural
 //! schema: the request body is pruned of fields the schema does not specify and defaulted
 //! when it is decoded ([`on_decode`], [`structural`]), and the object about to be stored is
-//! validated against the schema ([`validate`], [`mod@validate`]): a violation is a 422
+//! validated against the schema ([`fn@validate`], [`mod@validate`]): a violation is a 422
 //! `Invalid` naming the kind as `<Kind>.<group>`, with one cause per field and
 //! kube-apiserver's messages. See the submodules for what is not covered.
 

@@ -3,9 +3,9 @@
 //!
 //! Mirrors kube-apiserver 1.36.2's `asTable` (`endpoints/handlers/response.go`) over the
 //! table convertors of the served types: the built-in printers of `pkg/printers/internalversion`
-//! ([`builtin`]: ConfigMaps, Secrets, Pods, Namespaces, Deployments, ReplicaSets, Leases; the
+//! (`builtin.rs`: ConfigMaps, Secrets, Pods, Namespaces, Deployments, ReplicaSets, Leases; the
 //! generic registry's default convertor, `Name` and `Created At`, for the others) and the
-//! apiextensions-apiserver's convertor of a CRD's `additionalPrinterColumns` ([`custom`]).
+//! apiextensions-apiserver's convertor of a CRD's `additionalPrinterColumns` (`custom.rs`).
 //! A Table carries the column definitions (on a watch, the first event only; later ones
 //! `columnDefinitions: null`), the list's or object's `resourceVersion` (a list's `continue`
 //! and `remainingItemCount` too), and one row per object whose `object` is
