@@ -25,11 +25,14 @@
 //! | `testing::sim` | (kube-apiserver, in process; feature `sim`) | `clientgo-apiserver-sim` |
 //! | `testing::envtest` | controller-runtime's `envtest` (feature `envtest`) | `clientgo-envtest` |
 //! | `flightrecorder` | (none: every key's journey as a timeline; feature `flightrecorder`) | `clientgo-flightrecorder` |
+//! | `sharding` | (none: one controller over N replicas, each reconciling its share; feature `sharding`) | `clientgo-sharding` |
 //!
 //! Features: `k8s-openapi` implements the object traits for k8s-openapi's types (without it,
 //! using a `Pod` where a `Resource` is wanted fails to compile, and the error names this
 //! feature); `leaderelection` and `record` (default); `sim` and `envtest` for tests;
-//! `flightrecorder` for the recorder of the loop's journey events.
+//! `flightrecorder` for the recorder of the loop's journey events; `sharding` for a controller
+//! run by N replicas at once, each reconciling its own share of the objects (it turns on
+//! `leaderelection`, whose `Fence` its replicas hold).
 //!
 //! [`CancellationToken`] is re-exported: informers, work queues and leader election take one.
 //!
@@ -51,6 +54,10 @@ pub use clientgo_apimachinery as apimachinery;
 #[cfg(feature = "flightrecorder")]
 pub use clientgo_flightrecorder as flightrecorder;
 pub use clientgo_rest as rest;
+// Not a client-go package (client-go stops at leader election), so at the top level, as
+// `flightrecorder` is.
+#[cfg(feature = "sharding")]
+pub use clientgo_sharding as sharding;
 pub use tokio_util::sync::CancellationToken;
 
 /// client-go's `tools/...` packages.

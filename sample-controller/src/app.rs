@@ -14,19 +14,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_informer::{
+use clientgo::CancellationToken;
+use clientgo::rest::{Config, RestClient};
+use clientgo::tools::cache::{
     InformerMetrics, SharedIndexInformer, SharedInformerFactory, SharedInformerFactoryBuilder,
     SharedInformerOptions,
 };
-use clientgo_leaderelection::{
+use clientgo::tools::leaderelection::{
     Ended, LeaderElectionConfig, LeaderElector, LeaseLock, leader_election_client,
 };
-use clientgo_record::{EventBroadcaster, EventSource, RestEventSink};
-use clientgo_rest::{Config, RestClient};
-use clientgo_workqueue::{PrometheusMetricsProvider, QueueConfig};
+use clientgo::tools::record::{EventBroadcaster, EventSource, RestEventSink};
+use clientgo::util::workqueue::{PrometheusMetricsProvider, QueueConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::registry::Registry;
-use tokio_util::sync::CancellationToken;
 
 use crate::controller::{CONTROLLER_NAME, Controller};
 use crate::foo::Foo;
@@ -92,7 +92,7 @@ impl LeaderElection {
         namespace: impl Into<String>,
         name: impl Into<String>,
         identity: impl Into<String>,
-    ) -> Result<Self, clientgo_rest::Error> {
+    ) -> Result<Self, clientgo::rest::Error> {
         let election = LeaderElectionConfig {
             name: CONTROLLER_NAME.to_owned(),
             release_on_cancel: true,
@@ -128,7 +128,7 @@ pub struct App {
     pub(crate) options: Options,
     pub(crate) factory: SharedInformerFactory,
     pub(crate) foos: SharedIndexInformer<Foo>,
-    pub(crate) deployments: SharedIndexInformer<clientgo_apimachinery::Compact<Deployment>>,
+    pub(crate) deployments: SharedIndexInformer<clientgo::apimachinery::Compact<Deployment>>,
     pub(crate) broadcaster: EventBroadcaster,
     pub(crate) controller: Arc<Controller>,
 }
@@ -148,7 +148,7 @@ pub fn build(
 }
 
 /// [`build`] over the informer factory `factory` will build (with `--sharded`, the shard's,
-/// from [`ShardedReplica::informer_factory`](clientgo_sharding::ShardedReplica::informer_factory):
+/// from [`ShardedReplica::informer_factory`](clientgo::sharding::ShardedReplica::informer_factory):
 /// its informers list and watch only the shard's objects), the Deployments the controller
 /// creates carrying their Foo's values of the labels `inherited_labels` (the shard label).
 pub(crate) fn build_with(
@@ -170,7 +170,7 @@ pub(crate) fn build_with(
     }
     let factory = factory.build();
     let foos = factory.informer::<Foo>();
-    let deployments = factory.informer::<clientgo_apimachinery::Compact<Deployment>>();
+    let deployments = factory.informer::<clientgo::apimachinery::Compact<Deployment>>();
     let broadcaster = EventBroadcaster::new();
     broadcaster.start_recording_to_sink(RestEventSink::new(&client));
     let recorder = broadcaster.new_recorder(EventSource::component(CONTROLLER_NAME));

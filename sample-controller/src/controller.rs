@@ -13,10 +13,10 @@
 //! 2. Their event handlers do not act: they only put the *key* (`namespace/name`) of the Foo
 //!    concerned on a rate-limited work queue. A Deployment's change enqueues the Foo that
 //!    controls it.
-//! 3. Workers take keys from the queue (`clientgo_workqueue::WorkerPool`, the loop client-go's
-//!    controllers write by hand around `processNextWorkItem`). The queue never hands one key
-//!    to two workers, and many changes to one Foo before a worker gets to it become a single
-//!    key: the loop is *level-based*, it reconciles the state, not each event.
+//! 3. Workers take keys from the queue (`clientgo::util::workqueue::WorkerPool`, the loop
+//!    client-go's controllers write by hand around `processNextWorkItem`). The queue never
+//!    hands one key to two workers, and many changes to one Foo before a worker gets to it
+//!    become a single key: the loop is *level-based*, it reconciles the state, not each event.
 //! 4. `reconcile` reads the Foo and its Deployment from the cache (never from the API server),
 //!    computes the difference to the desired state and writes only that, in this order:
 //!    1. a Foo being deleted is *finalized*: its record (the state garbage collection cannot
@@ -39,28 +39,28 @@
 //!    queued are not lost: whoever runs next lists every Foo and reconciles each, as on any
 //!    start.
 //! 8. On lost leadership nothing is finished: the controller's future is dropped (the fence,
-//!    see `clientgo_leaderelection`), and with it the workers: no reconcile in flight is
+//!    see `clientgo::tools::leaderelection`), and with it the workers: no reconcile in flight is
 //!    polled again, so none of them sends another write. The workers are tasks, on every
 //!    core, and also stop by themselves at the lease's renew deadline, even if the elector's
-//!    task is the one that stalled (see `clientgo_workqueue::WorkerPool`'s fence).
+//!    task is the one that stalled (see `clientgo::util::workqueue::WorkerPool`'s fence).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{Compact, Object, Resource};
-use clientgo_informer::{
+use clientgo::CancellationToken;
+use clientgo::apimachinery::{Compact, Object, Resource};
+use clientgo::rest::{PostParams, ResourceClient, RestClient};
+use clientgo::tools::cache::{
     DeleteEvent, InformerError, InformerSynced, Lister, ResourceEventHandlerFuncs,
     SharedIndexInformer, TypedLister, wait_for_cache_sync,
 };
-use clientgo_leaderelection::Fence;
-use clientgo_record::{EventRecorder, EventType, ObjectReference};
-use clientgo_rest::{PostParams, ResourceClient, RestClient};
-use clientgo_workqueue::{ObjectKey, Queue, QueueConfig, WorkerPool, WorkerStats};
+use clientgo::tools::leaderelection::Fence;
+use clientgo::tools::record::{EventRecorder, EventType, ObjectReference};
+use clientgo::util::workqueue::{ObjectKey, Queue, QueueConfig, WorkerPool, WorkerStats};
 use k8s_openapi::api::apps::v1::Deployment;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-use tokio_util::sync::CancellationToken;
 
 use crate::desired::{controlled_by, desired_status, inherit_labels, new_deployment};
 use crate::foo::Foo;
@@ -83,7 +83,7 @@ const CACHE_CATCH_UP: Duration = Duration::from_secs(10);
 pub enum ReconcileError {
     /// A request to the API server failed (a conflict included: our cache was stale).
     #[error(transparent)]
-    Api(#[from] clientgo_rest::Error),
+    Api(#[from] clientgo::rest::Error),
     /// The Deployment exists but belongs to something else: we refuse to touch it.
     #[error("resource {0:?} already exists and is not managed by Foo")]
     NotOwned(String),

@@ -29,16 +29,16 @@
 use std::future::Future;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
-use clientgo_apiserver_sim::faults::RequestMatch;
-use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
-use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
-use clientgo_rest::{
+use clientgo::CancellationToken;
+use clientgo::apimachinery::{ApiResource, DynamicObject, Object, ObjectList};
+use clientgo::rest::config::{Config, KubeconfigOptions, LoadingRules};
+use clientgo::rest::{
     DeleteParams, Deleted, DynamicClient, ListParams, PatchParams, PatchType, PostParams,
     ResourceClient, RestClient,
 };
+use clientgo::testing::sim::faults::RequestMatch;
+use clientgo::testing::sim::{ApiServerSim, SimConfig};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
-use tokio_util::sync::CancellationToken;
 
 use crate::app::{self, Options};
 use crate::finalizer::FINALIZER;

@@ -7,7 +7,7 @@
 //! writes, plus the `Ready` condition and `observedGeneration` that Kubernetes API
 //! conventions ask a status to carry.
 
-use clientgo_apimachinery::{Object, OwnerReference, Resource, Time};
+use clientgo::apimachinery::{Object, OwnerReference, Resource, Time};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;

@@ -26,8 +26,8 @@
 //! The name follows the convention for finalizers that are not Kubernetes' own: qualified by
 //! a domain and a path, here the controller's API group.
 
-use clientgo_apimachinery::Object;
-use clientgo_rest::{PatchParams, PatchType, ResourceClient, RestClient};
+use clientgo::apimachinery::Object;
+use clientgo::rest::{PatchParams, PatchType, ResourceClient, RestClient};
 use serde_json::{Value, json};
 
 use crate::controller::CONTROLLER_NAME;
@@ -50,7 +50,7 @@ pub fn patch(finalizers: &[String], resource_version: &str) -> Value {
 /// Adds [`FINALIZER`] to `foo` (as read from the cache); returns the Foo as written.
 ///
 /// Fails with a conflict if the Foo changed since `foo` was read.
-pub async fn add(client: &RestClient, foo: &Foo) -> Result<Foo, clientgo_rest::Error> {
+pub async fn add(client: &RestClient, foo: &Foo) -> Result<Foo, clientgo::rest::Error> {
     let mut finalizers = foo.finalizers().to_vec();
     finalizers.push(FINALIZER.to_owned());
     send(client, foo, &finalizers).await
@@ -60,7 +60,7 @@ pub async fn add(client: &RestClient, foo: &Foo) -> Result<Foo, clientgo_rest::E
 /// If it was the last finalizer of a Foo being deleted, the API server removes the Foo.
 ///
 /// Fails with a conflict if the Foo changed since `foo` was read.
-pub async fn remove(client: &RestClient, foo: &Foo) -> Result<Foo, clientgo_rest::Error> {
+pub async fn remove(client: &RestClient, foo: &Foo) -> Result<Foo, clientgo::rest::Error> {
     let finalizers: Vec<String> = foo
         .finalizers()
         .iter()
@@ -74,7 +74,7 @@ async fn send(
     client: &RestClient,
     foo: &Foo,
     finalizers: &[String],
-) -> Result<Foo, clientgo_rest::Error> {
+) -> Result<Foo, clientgo::rest::Error> {
     let params = PatchParams {
         field_manager: Some(CONTROLLER_NAME.to_owned()),
         ..PatchParams::default()

@@ -14,9 +14,9 @@
 //! `artifacts/crd.yaml`, for `kubectl apply -f`, must say exactly that: a test fails when it
 //! drifts.
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, ObjectMeta, Resource, Time, impl_object};
+use clientgo::apimachinery::{ApiResource, DynamicObject, ObjectMeta, Resource, Time, impl_object};
+use clientgo::rest::{DynamicClient, PostParams, RestClient};
 use clientgo_derive::{CrdSchema, PrinterColumn, ResourceInfo};
-use clientgo_rest::{DynamicClient, PostParams, RestClient};
 use serde::{Deserialize, Serialize};
 
 /// A Foo: a request for a Deployment.

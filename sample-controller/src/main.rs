@@ -25,16 +25,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use clientgo_flightrecorder::Recorder;
-use clientgo_rest::RestClient;
-use clientgo_rest::config::{Config, KubeconfigOptions, LoadingRules};
+use clientgo::CancellationToken;
+use clientgo::flightrecorder::Recorder;
+use clientgo::rest::RestClient;
+use clientgo::rest::config::{Config, KubeconfigOptions, LoadingRules};
+use clientgo::sharding::identity::{self, IdentityError};
 use clientgo_sample_controller::controller::CONTROLLER_NAME;
 use clientgo_sample_controller::serve::{self, Endpoints};
 use clientgo_sample_controller::{app, demo, sharded};
-use clientgo_sharding::identity::{self, IdentityError};
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// The Foo controller: keeps a Deployment for every Foo.
 #[derive(Debug, Parser)]

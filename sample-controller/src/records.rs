@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use clientgo_rest::{GetParams, PatchParams, PatchType, PostParams, ResourceClient, RestClient};
+use clientgo::rest::{GetParams, PatchParams, PatchType, PostParams, ResourceClient, RestClient};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use serde_json::json;
@@ -48,7 +48,7 @@ pub async fn entry(
     client: &RestClient,
     namespace: &str,
     foo: &str,
-) -> Result<Option<String>, clientgo_rest::Error> {
+) -> Result<Option<String>, clientgo::rest::Error> {
     match configmaps(client, namespace)
         .get(RECORDS, &GetParams::default())
         .await
@@ -68,7 +68,7 @@ pub async fn ensure(
     namespace: &str,
     foo: &str,
     deployment: &str,
-) -> Result<bool, clientgo_rest::Error> {
+) -> Result<bool, clientgo::rest::Error> {
     let records = configmaps(client, namespace);
     match records.get(RECORDS, &GetParams::default()).await {
         Ok(existing) => {
@@ -108,7 +108,7 @@ pub async fn remove(
     client: &RestClient,
     namespace: &str,
     foo: &str,
-) -> Result<(), clientgo_rest::Error> {
+) -> Result<(), clientgo::rest::Error> {
     let patch = json!({"data": {foo: null}});
     match configmaps(client, namespace)
         .patch(RECORDS, PatchType::Merge, &patch, &patch_params())

@@ -23,7 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use clientgo_flightrecorder::Recorder;
+use clientgo::CancellationToken;
+use clientgo::flightrecorder::Recorder;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -34,7 +35,6 @@ use parking_lot::Mutex;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
 
 /// What the endpoints report from.
 pub struct Endpoints {

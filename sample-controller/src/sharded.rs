@@ -30,7 +30,7 @@
 //! The endpoints are those of the normal mode (see [`serve`](crate::serve)): `/readyz` once
 //! the shard's caches have synced, and on `/metrics` the same work queue, informer, REST
 //! client and worker metrics, plus the sharder's (`sharding_*`, see
-//! [`clientgo_sharding::metrics`]: objects per shard, assignments, moves, drains, drain
+//! [`clientgo::sharding::metrics`]: objects per shard, assignments, moves, drains, drain
 //! durations, assignment latency; written by the replica that holds the sharder role, so
 //! the others export zeros) and the gate's (`sharding_gate_*`: drains this replica
 //! acknowledged, reconciles it skipped).
@@ -38,15 +38,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use clientgo_apimachinery::{ApiResource, Resource};
-use clientgo_informer::{EnqueueHandler, InformerSynced, wait_for_cache_sync};
-use clientgo_leaderelection::{Ended, Fence, leader_election_client};
-use clientgo_rest::{Config, RestClient};
-use clientgo_sharding::{Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig};
-use clientgo_workqueue::{ObjectKey, WorkerPool};
+use clientgo::CancellationToken;
+use clientgo::apimachinery::{ApiResource, Resource};
+use clientgo::rest::{Config, RestClient};
+use clientgo::sharding::{Partition, ShardGate, ShardedReplica, ShardedResource, SharderConfig};
+use clientgo::tools::cache::{EnqueueHandler, InformerSynced, wait_for_cache_sync};
+use clientgo::tools::leaderelection::{Ended, Fence, leader_election_client};
+use clientgo::util::workqueue::{ObjectKey, WorkerPool};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::registry::Registry;
-use tokio_util::sync::CancellationToken;
 
 use crate::app::{self, App, Options, RunError};
 use crate::controller::{CONTROLLER_NAME, Controller};
@@ -73,7 +73,7 @@ pub const DEFAULT_SHARDER_QPS: f32 = 50.0;
 
 /// The client the sharder and the drain acknowledgements write through: `config` with a
 /// throttle of its own and a user agent that names the role.
-fn sharder_client(config: &Config, qps: f32) -> Result<RestClient, clientgo_rest::Error> {
+fn sharder_client(config: &Config, qps: f32) -> Result<RestClient, clientgo::rest::Error> {
     let mut config = config.clone();
     if config.qps >= 0.0 {
         config.qps = qps;
@@ -165,7 +165,7 @@ pub fn build(
     let lease = format!(
         "{}/{}",
         sharding.lease_namespace,
-        clientgo_sharding::member_lease_name(CONTROLLER_NAME, &sharding.identity)
+        clientgo::sharding::member_lease_name(CONTROLLER_NAME, &sharding.identity)
     );
     Ok(Replica {
         app,

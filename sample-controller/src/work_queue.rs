@@ -6,11 +6,11 @@
 //! with a FIFO queue a user's change waits behind all of them. With the priority queue the
 //! handlers add keys from the initial list, and updates that changed nothing (resyncs), at low
 //! priority, and everything else at normal priority; aging still hands every low key out
-//! within a bounded wait (see `clientgo_workqueue::Queue`). The FIFO queue stays the
+//! within a bounded wait (see `clientgo::util::workqueue::Queue`). The FIFO queue stays the
 //! default because it is client-go's, the one a reader of kubernetes/sample-controller knows;
 //! `docs/walkthrough.md` says when the other one matters.
 
-use clientgo_workqueue::{AddOptions, ObjectKey, Queue, QueueConfig};
+use clientgo::util::workqueue::{AddOptions, ObjectKey, Queue, QueueConfig};
 
 /// The controller's queue: client-go's default controller rate limiter, FIFO or, with
 /// `priority`, by priority with aging.
