@@ -17,6 +17,7 @@ pub mod queue_priority;
 pub mod sharding;
 pub mod store;
 pub mod workloads;
+pub mod write;
 
 /// splitmix64, the seeded generator the benchmark plan prescribes for random delays.
 #[derive(Debug, Clone)]

@@ -18,6 +18,7 @@
 //! | I1list | as I1 with streaming lists off (LIST, then WATCH) |
 //! | I1sync, I1listsync | I1's and I1list's sync alone, for profiling it |
 //! | W1 | a recorded stream of 10,000 pod events through `Watch<T>`, lean and typed |
+//! | W2 | the write path: creates, updates, patches, status updates and deletes of 10,000 ConfigMaps and Foos (see [`write`](crate::write)) |
 //! | X1 | a sharded controller: 20,000 objects, 20 ms reconciles, 1, 2 and 4 shards (see [`sharding`](crate::sharding)) |
 //!
 //! Keys are `Arc<str>` formatted before the timer starts (a cheap-to-clone key, as Go's strings
@@ -60,6 +61,7 @@ pub const ALL: &[&str] = &[
     "I1list",
     "I1sync",
     "I1listsync",
+    "W2",
     "X1",
 ];
 
@@ -86,6 +88,7 @@ pub fn run(id: &str) -> Option<Value> {
         "I1list" => crate::informer::i1_list(),
         "I1sync" => crate::informer::i1_sync(),
         "I1listsync" => crate::informer::i1_list_sync(),
+        "W2" => crate::write::w2(),
         "X1" => crate::sharding::x1(),
         _ => return None,
     };

@@ -2,8 +2,8 @@
 //! named) and prints one JSON line per workload with the median of its runs.
 //!
 //! `--envtest` starts a real control plane (kube-apiserver and etcd, see the envtest crate)
-//! for the whole report and points I1 at it; `CLIENTGO_BENCH_KUBECONFIG` points I1 at any
-//! other cluster.
+//! for the whole report and points I1 and W2 at it; `CLIENTGO_BENCH_KUBECONFIG` points them
+//! at any other cluster.
 //!
 //! Every run is a fresh child process (`bench-report --child ID`), so that peak memory and
 //! allocator state belong to one workload alone. Run it from a release build:
@@ -24,6 +24,10 @@ fn main() -> ExitCode {
         [flag, id] if flag == "--child" => child(id),
         [flag] if flag == "--i1-helper" => {
             clientgo_benches::informer::helper();
+            ExitCode::SUCCESS
+        }
+        [flag] if flag == "--sim-helper" => {
+            clientgo_benches::write::sim_helper();
             ExitCode::SUCCESS
         }
         _ => match parse(&args) {
