@@ -62,12 +62,24 @@ async fn survives_closes_cuts_malformed_frames_and_refusals() {
         InjectedError::InternalError,
     );
     assert!(s.sim.close_all_watches() >= 1);
-    create(&api, "after-refusal", "watched").await;
-    assert_eq!(added(&mut watcher).await, "after-refusal");
+    // The close reaches the open watch asynchronously: the object is created only once the
+    // re-watch it causes (driven by polling the watcher) was refused, so its event cannot go
+    // out on the old stream.
+    let refused_then_created = async {
+        within("the re-watch is refused", async {
+            while s.sim.faults().injected() == injected {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await;
+        create(&api, "after-refusal", "watched").await;
+    };
+    let (name, ()) = tokio::join!(added(&mut watcher), refused_then_created);
+    assert_eq!(name, "after-refusal");
     assert_eq!(
         s.sim.faults().injected() - injected,
         1,
-        "the re-watch was refused"
+        "the re-watch was refused once"
     );
     let last: u64 = watcher.last_resource_version().parse().unwrap();
     assert_eq!(last, s.sim.resource_version());
