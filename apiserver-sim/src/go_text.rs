@@ -355,7 +355,7 @@ fn write_go_value(out: &mut String, v: &Value) {
         Value::Null => out.push_str("<nil>"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => match n.as_f64().filter(|_| !n.is_i64() && !n.is_u64()) {
-            Some(f) => out.push_str(&go_float(f)),
+            Some(f) => out.push_str(&crate::go_strconv::format_float_v(f)),
             None => out.push_str(&n.to_string()),
         },
         Value::String(s) => out.push_str(s),
@@ -383,24 +383,6 @@ fn write_go_value(out: &mut String, v: &Value) {
             }
             out.push(']');
         }
-    }
-}
-
-/// `%v` of a `float64`: `strconv.FormatFloat(f, 'g', -1, 64)`, shortest representation,
-/// exponent form below 1e-4 and from 1e21.
-fn go_float(f: f64) -> String {
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-4..1e21).contains(&abs) {
-        // Rust's `{:e}` is shortest too: `1e21`, `1.5e-7`; Go writes `1e+21`, `1.5e-07`.
-        let s = format!("{f:e}");
-        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let (sign, digits) = match exp.strip_prefix('-') {
-            Some(d) => ('-', d),
-            None => ('+', exp),
-        };
-        format!("{mantissa}e{sign}{digits:0>2}")
-    } else {
-        format!("{f}")
     }
 }
 

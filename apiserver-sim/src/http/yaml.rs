@@ -237,7 +237,8 @@ fn style(s: &str, key: bool) -> Style {
     }
 }
 
-/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`.
+/// A float as go-yaml writes it: `strconv.FormatFloat(f, 'g', -1, 64)`, and YAML's words
+/// for NaN and the infinities.
 fn go_float(f: f64) -> String {
     if f.is_nan() {
         return ".nan".to_owned();
@@ -245,22 +246,7 @@ fn go_float(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { ".inf" } else { "-.inf" }.to_owned();
     }
-    let exp = if f == 0.0 {
-        0
-    } else {
-        f.abs().log10().floor() as i32
-    };
-    if (-4..6).contains(&exp) {
-        return format!("{f}");
-    }
-    let text = format!("{f:e}");
-    match text.split_once('e') {
-        Some((mantissa, e)) => {
-            let (sign, digits) = e.strip_prefix('-').map_or(('+', e), |d| ('-', d));
-            format!("{mantissa}e{sign}{digits:0>2}")
-        }
-        None => text,
-    }
+    crate::go_strconv::format_float_g(f)
 }
 
 impl Writer {

@@ -14,6 +14,7 @@
 use serde_json::{Number, Value, json};
 
 use super::builtin::{column, creation_description, name_description};
+use crate::go_strconv::format_float_g;
 use crate::resources::ResourceInfo;
 
 /// The version's printer columns (`additionalPrinterColumns`), or the default `Age`.
@@ -101,30 +102,6 @@ fn find<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     Some(at)
 }
 
-/// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest
-/// representation, in exponent form from 1e6 or below 1e-4.
-fn go_float(f: f64) -> String {
-    let exp = if f == 0.0 {
-        0
-    } else {
-        f.abs().log10().floor() as i32
-    };
-    if (-4..6).contains(&exp) {
-        return format!("{f}");
-    }
-    let text = format!("{f:e}");
-    match text.split_once('e') {
-        Some((mantissa, e)) => {
-            let (sign, digits) = match e.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', e),
-            };
-            format!("{mantissa}e{sign}{digits:0>2}")
-        }
-        None => text,
-    }
-}
-
 /// A `string` column's text of `value` (kubectl's JSONPath printer).
 fn printed(value: &Value) -> Value {
     match value {
@@ -133,7 +110,7 @@ fn printed(value: &Value) -> Value {
         Value::Bool(b) => Value::from(b.to_string()),
         Value::Number(n) => match n.as_i64() {
             Some(i) => Value::from(i.to_string()),
-            None => Value::from(go_float(n.as_f64().unwrap_or(0.0))),
+            None => Value::from(format_float_g(n.as_f64().unwrap_or(0.0))),
         },
         other => Value::from(serde_json::to_string(other).unwrap_or_default()),
     }
@@ -190,10 +167,5 @@ mod tests {
         assert_eq!(cell("integer", &json!("big")), Value::Null);
         assert_eq!(cell("number", &json!(2)), json!(2));
         assert_eq!(cell("date", &json!("soon")), json!("<invalid>"));
-        assert_eq!(go_float(0.5), "0.5");
-        assert_eq!(go_float(1e21), "1e+21");
-        assert_eq!(go_float(1234567.5), "1.2345675e+06");
-        assert_eq!(go_float(123456.5), "123456.5");
-        assert_eq!(go_float(1.5e-7), "1.5e-07");
     }
 }
