@@ -33,10 +33,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use clientgo_apimachinery::{ApiResource, DynamicObject, Resource};
+use clientgo_apimachinery::{DynamicObject, Resource};
 use clientgo_rest::{
-    Config, DeleteParams, DiscoveryClient, DynamicClient, GetParams, ListParams, PatchParams,
-    PatchType, PostParams, ResourceClient, RestClient,
+    Config, DeleteParams, DiscoveryClient, GetParams, ListParams, PatchParams, PatchType,
+    PostParams, ResourceClient, RestClient,
 };
 use clientgo_sample_controller::foo::{self, Condition, Foo, FooStatus};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -430,17 +430,7 @@ async fn foo_phases(client: &RestClient, namespace: &Arc<str>) -> Vec<Phase> {
 /// Creates the Foo CRD unless it exists, and waits until it is `Established` and Foos of
 /// `namespace` can be listed.
 async fn install_foo_crd(client: &RestClient, namespace: &str) {
-    let crds = DynamicClient::from_api_resource(
-        client,
-        &ApiResource {
-            group: "apiextensions.k8s.io".into(),
-            version: "v1".into(),
-            kind: "CustomResourceDefinition".into(),
-            plural: "customresourcedefinitions".into(),
-            namespaced: false,
-        },
-        None,
-    );
+    let crds = foo::crd_client(client);
     let crd: DynamicObject = serde_json::from_value(foo::crd()).expect("the Foo CRD");
     match crds.create(&crd, &PostParams::default()).await {
         Ok(_) => {}

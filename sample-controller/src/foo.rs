@@ -192,11 +192,9 @@ pub fn crd() -> serde_json::Value {
 /// The Foo CRD as `artifacts/crd.yaml` writes it (the same as [`crd`]: a test checks it).
 pub const CRD_YAML: &str = include_str!("../artifacts/crd.yaml");
 
-/// Creates the Foo CRD from `artifacts/crd.yaml`, as `kubectl apply -f` would.
-pub async fn install_crd(client: &RestClient) -> Result<(), String> {
-    let crd: DynamicObject =
-        serde_norway::from_str(CRD_YAML).map_err(|e| format!("artifacts/crd.yaml: {e}"))?;
-    let crds = DynamicClient::from_api_resource(
+/// A client of CustomResourceDefinitions (cluster-scoped, untyped).
+pub fn crd_client(client: &RestClient) -> DynamicClient {
+    DynamicClient::from_api_resource(
         client,
         &ApiResource {
             group: "apiextensions.k8s.io".into(),
@@ -206,8 +204,15 @@ pub async fn install_crd(client: &RestClient) -> Result<(), String> {
             namespaced: false,
         },
         None,
-    );
-    crds.create(&crd, &PostParams::default())
+    )
+}
+
+/// Creates the Foo CRD from `artifacts/crd.yaml`, as `kubectl apply -f` would.
+pub async fn install_crd(client: &RestClient) -> Result<(), String> {
+    let crd: DynamicObject =
+        serde_norway::from_str(CRD_YAML).map_err(|e| format!("artifacts/crd.yaml: {e}"))?;
+    crd_client(client)
+        .create(&crd, &PostParams::default())
         .await
         .map_err(|e| format!("creating the CRD: {e}"))?;
     Ok(())
