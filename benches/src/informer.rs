@@ -19,8 +19,9 @@
 //! client-side throttle (it would measure the throttle). The helper takes commands on
 //! its stdin (`setup`, `write`) and answers on its stdout.
 //!
-//! The informer runs on a tokio runtime of one worker thread (its handler is called on a
-//! thread of the blocking pool, as always).
+//! The informer runs on a tokio runtime of one worker thread. Its handler (a map update under
+//! a lock) declares itself non-blocking, as an `EnqueueHandler` does, so it is called on the
+//! informer's task rather than handed to the blocking pool.
 //!
 //! The informer caches [`Compact<ConfigMap>`](clientgo_apimachinery::Compact), the form this
 //! project recommends; its handler decodes `data` of every object it is handed, as a
@@ -146,6 +147,7 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
         ResourceEventHandlerFuncs::new()
             .add_func(move |cm: &Arc<Compact<ConfigMap>>, _| on_add.observe(cm))
             .update_func(move |_, cm: &Arc<Compact<ConfigMap>>| on_update.observe(cm))
+            .nonblocking()
     };
     informer
         .add_event_handler(handler)

@@ -127,6 +127,13 @@ impl<T: Object + Send + Sync> ResourceEventHandler<T> for EnqueueHandler<T> {
         };
         self.enqueue(key, PRIORITY_NORMAL);
     }
+
+    /// A queue add takes the queue's lock for a moment and never waits: called on the
+    /// registration's task, with no hand-off to the blocking pool. A key function given to
+    /// [`with_key_fn`](Self::with_key_fn) must be as quick.
+    fn is_nonblocking(&self) -> bool {
+        true
+    }
 }
 
 impl<T> fmt::Debug for EnqueueHandler<T> {

@@ -34,6 +34,19 @@ pub trait ResourceEventHandler<T>: Send + Sync {
     /// An object was deleted; a [`DeleteEvent::Tombstone`] when the informer noticed only
     /// by relisting, with the last state it knew (possibly stale).
     fn on_delete(&self, event: DeleteEvent<T>);
+
+    /// Whether every call returns quickly without blocking its thread: no I/O, no sleeping,
+    /// no waiting on a lock held for long, no `block_on`. Such a handler is called on its
+    /// registration's own tokio task, as each notification is taken from its buffer; any
+    /// other is called on the runtime's blocking pool, handed a batch at a time, so that a
+    /// slow call holds a pool thread instead of an async worker. The hand-off costs two
+    /// thread wake-ups per batch, which, when events arrive one at a time, is most of what an
+    /// informer spends per event. `false` unless the handler says otherwise;
+    /// [`EnqueueHandler`](crate::EnqueueHandler), which only adds keys to a queue, says `true`,
+    /// and [`ResourceEventHandlerFuncs::nonblocking`] lets closures say it.
+    fn is_nonblocking(&self) -> bool {
+        false
+    }
 }
 
 impl<T, H: ResourceEventHandler<T> + ?Sized> ResourceEventHandler<T> for Arc<H> {
@@ -46,6 +59,9 @@ impl<T, H: ResourceEventHandler<T> + ?Sized> ResourceEventHandler<T> for Arc<H> 
     fn on_delete(&self, event: DeleteEvent<T>) {
         (**self).on_delete(event)
     }
+    fn is_nonblocking(&self) -> bool {
+        (**self).is_nonblocking()
+    }
 }
 
 impl<T, H: ResourceEventHandler<T> + ?Sized> ResourceEventHandler<T> for Box<H> {
@@ -57,6 +73,9 @@ impl<T, H: ResourceEventHandler<T> + ?Sized> ResourceEventHandler<T> for Box<H> 
     }
     fn on_delete(&self, event: DeleteEvent<T>) {
         (**self).on_delete(event)
+    }
+    fn is_nonblocking(&self) -> bool {
+        (**self).is_nonblocking()
     }
 }
 
@@ -81,6 +100,7 @@ pub struct ResourceEventHandlerFuncs<T> {
     add: Option<AddFn<T>>,
     update: Option<UpdateFn<T>>,
     delete: Option<DeleteFn<T>>,
+    nonblocking: bool,
 }
 
 impl<T> ResourceEventHandlerFuncs<T> {
@@ -90,7 +110,16 @@ impl<T> ResourceEventHandlerFuncs<T> {
             add: None,
             update: None,
             delete: None,
+            nonblocking: false,
         }
+    }
+
+    /// Declares that the closures return quickly and never block (see
+    /// [`ResourceEventHandler::is_nonblocking`]): they are then called on the registration's
+    /// own task instead of the blocking pool.
+    pub fn nonblocking(mut self) -> Self {
+        self.nonblocking = true;
+        self
     }
 
     /// Calls `f(object, is_in_initial_list)` on adds (client-go's `AddFunc`).
@@ -124,6 +153,7 @@ impl<T> fmt::Debug for ResourceEventHandlerFuncs<T> {
             .field("add", &self.add.is_some())
             .field("update", &self.update.is_some())
             .field("delete", &self.delete.is_some())
+            .field("nonblocking", &self.nonblocking)
             .finish()
     }
 }
@@ -143,6 +173,9 @@ impl<T> ResourceEventHandler<T> for ResourceEventHandlerFuncs<T> {
         if let Some(f) = &self.delete {
             f(event)
         }
+    }
+    fn is_nonblocking(&self) -> bool {
+        self.nonblocking
     }
 }
 
@@ -196,6 +229,11 @@ where
         if event.object().is_none_or(|o| (self.filter)(o)) {
             self.handler.on_delete(event)
         }
+    }
+
+    /// The wrapped handler's answer: the filter is expected to be as quick as it.
+    fn is_nonblocking(&self) -> bool {
+        self.handler.is_nonblocking()
     }
 }
 

@@ -65,6 +65,83 @@ async fn slow_handler_does_not_block_a_fast_one() {
     stop(cancel, task).await;
 }
 
+// Where a handler runs: a non-blocking one on its registration's task (here the test's
+// one thread), any other on the blocking pool; a long backlog for a non-blocking handler
+// still lets the other tasks of the thread run (tokio's cooperative budget).
+#[tokio::test(flavor = "current_thread")]
+async fn a_nonblocking_handler_runs_on_the_task_and_yields() {
+    let informer = informer(Duration::ZERO);
+    let here = std::thread::current().id();
+    let ticks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let on_task = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let on_pool = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let nonblocking = {
+        let (ticks, on_task) = (ticks.clone(), on_task.clone());
+        ResourceEventHandlerFuncs::new()
+            .add_func(move |_: &Arc<Obj>, _| {
+                let tick = ticks.load(std::sync::atomic::Ordering::Relaxed);
+                on_task.lock().push((std::thread::current().id(), tick));
+            })
+            .nonblocking()
+    };
+    let blocking = {
+        let on_pool = on_pool.clone();
+        ResourceEventHandlerFuncs::new()
+            .add_func(move |_: &Arc<Obj>, _| on_pool.lock().push(std::thread::current().id()))
+    };
+    assert!(clientgo_informer::ResourceEventHandler::is_nonblocking(
+        &nonblocking
+    ));
+    assert!(!clientgo_informer::ResourceEventHandler::is_nonblocking(
+        &blocking
+    ));
+    informer.add_event_handler(nonblocking).unwrap();
+    informer.add_event_handler(blocking).unwrap();
+    let ticker = {
+        let ticks = ticks.clone();
+        tokio::spawn(async move {
+            loop {
+                ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    const N: usize = 2_000;
+    for i in 0..N {
+        informer
+            .queue()
+            .add(ns_obj("ns", &format!("p{i}"), i as i64));
+    }
+    let (cancel, task) = start(&informer);
+    eventually("both handlers saw everything", WAIT, || {
+        on_task.lock().len() == N && on_pool.lock().len() == N
+    })
+    .await;
+    ticker.abort();
+    let calls = on_task.lock().clone();
+    assert!(
+        calls.iter().all(|(thread, _)| *thread == here),
+        "the non-blocking handler ran on the runtime's thread"
+    );
+    assert!(
+        on_pool.lock().iter().all(|thread| *thread != here),
+        "the other handler ran on the blocking pool"
+    );
+    // The longest run of calls with no tick of the other task between them: a couple of
+    // tokio's budgets of 128 polls (the ticker's `yield_now` waits for the scheduler's next
+    // round); without the yield point all 2,000 ran in a row.
+    let longest = calls
+        .chunk_by(|a, b| a.1 == b.1)
+        .map(|run| run.len())
+        .max()
+        .unwrap();
+    assert!(
+        longest <= 512,
+        "the other task ran while the backlog was handled: {longest} calls in a row"
+    );
+    stop(cancel, task).await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn wait_for_cache_sync_says_why() {
     let informer = informer(Duration::ZERO);

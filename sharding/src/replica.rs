@@ -409,6 +409,11 @@ where
         self.gate.deleted(&event.key());
         self.inner.on_delete(event);
     }
+
+    /// The gate's check is a map lookup: as quick as the wrapped handler.
+    fn is_nonblocking(&self) -> bool {
+        self.inner.is_nonblocking()
+    }
 }
 
 #[cfg(test)]

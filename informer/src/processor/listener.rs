@@ -7,17 +7,30 @@
 //! handlers never wait for it (at the price of memory while it lags, as in client-go;
 //! [`Registration::pending`] shows the backlog).
 //!
-//! The task does not call the handler itself: it takes what is queued (up to
-//! `MAX_BATCH` notifications) and hands the batch to [`tokio::task::spawn_blocking`], which
-//! calls the handler for each, in order, on the runtime's blocking pool. Why: handlers are
-//! synchronous, and one that is slow would otherwise hold an async worker for as long as it
-//! runs, and the tasks parked on that worker (its LIFO slot, its list of tasks that
-//! yielded) with it. Our test of a slow handler next to a fast one, with the handler called
-//! on the task, saw the fast one stop after 128 notifications (tokio's cooperative budget)
-//! until the slow one returned. On the blocking pool a slow handler holds only a pool
-//! thread; one hand-off per batch keeps the cost per notification small; the handler runs
-//! in the runtime's context (it may `tokio::spawn`); and tokio's paused test clock does not
-//! jump ahead while a handler runs, so tests stay deterministic.
+//! Where the handler is called depends on what it declares
+//! ([`ResourceEventHandler::is_nonblocking`]):
+//!
+//! * By default the task does not call the handler itself: it takes what is queued (up to
+//!   `MAX_BATCH` notifications) and hands the batch to [`tokio::task::spawn_blocking`],
+//!   which calls the handler for each, in order, on the runtime's blocking pool. Why:
+//!   handlers are synchronous, and one that is slow would otherwise hold an async worker for
+//!   as long as it runs, and the tasks parked on that worker (its LIFO slot, its list of
+//!   tasks that yielded) with it. Our test of a slow handler next to a fast one, with the
+//!   handler called on the task, saw the fast one stop after 128 notifications (tokio's
+//!   cooperative budget) until the slow one returned. On the blocking pool a slow handler
+//!   holds only a pool thread; the handler runs in the runtime's context (it may
+//!   `tokio::spawn`); and tokio's paused test clock does not jump ahead while a handler
+//!   runs, so tests stay deterministic.
+//! * A handler that declares itself non-blocking (an
+//!   [`EnqueueHandler`](crate::EnqueueHandler): a queue add) is called on the task, one
+//!   notification at a time, with a cooperative yield point (tokio's budget) after each.
+//!   The hand-off above costs two thread wake-ups per batch (the pool thread's, then the
+//!   task's when the batch is done), and when events arrive one at a time, as a controller's
+//!   steady state has them, every batch is one event: on a real kube-apiserver that was
+//!   about half of the informer's CPU per event (I1 in benches/README.md).
+//!
+//! client-go runs each listener in goroutines of its own, where a hand-off costs little;
+//! tokio tasks are as cheap, but only for code that does not block.
 //!
 //! ## Sync tracking
 //!
@@ -128,6 +141,8 @@ pub(crate) struct Listener<T> {
 
 struct Core<T> {
     handler: Box<dyn ResourceEventHandler<T>>,
+    /// The handler declared itself non-blocking: called on the task (see the module docs).
+    on_task: bool,
     /// The handler's name, for the panic report.
     name: Arc<str>,
     /// The informer's panic bookkeeping: a handler's panic goes there.
@@ -212,6 +227,18 @@ impl<T: Send + Sync + 'static> Core<T> {
                     Err(_) => break,
                 }
             }
+            if self.on_task {
+                for notification in batch.drain(..) {
+                    if self.stop.is_cancelled() {
+                        break; // what is left is dropped, as client-go does
+                    }
+                    self.handle(notification);
+                    self.handled();
+                    tokio::task::consume_budget().await;
+                }
+                batch.clear();
+                continue;
+            }
             let core = self.clone();
             let notifications = std::mem::take(&mut batch);
             let handled = tokio::task::spawn_blocking(move || {
@@ -257,6 +284,7 @@ impl<T: Send + Sync + 'static> Listener<T> {
             tx,
             rx: Mutex::new(Some(rx)),
             core: Arc::new(Core {
+                on_task: handler.is_nonblocking(),
                 handler,
                 name,
                 failures,

@@ -97,6 +97,10 @@ impl<T: Object, H: ResourceEventHandler<T>> ResourceEventHandler<T> for Traced<H
         let _in = self.span("delete", event.object().map(|o| &**o)).entered();
         self.inner.on_delete(event);
     }
+
+    fn is_nonblocking(&self) -> bool {
+        self.inner.is_nonblocking()
+    }
 }
 
 #[cfg(test)]

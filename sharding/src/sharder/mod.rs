@@ -434,6 +434,11 @@ impl ResourceEventHandler<PartialObjectMetadata> for ObjectHandler {
             }
         }
     }
+
+    /// Map updates under short locks and queue adds.
+    fn is_nonblocking(&self) -> bool {
+        true
+    }
 }
 
 /// Feeds the live members from the member Leases.
@@ -455,5 +460,9 @@ impl ResourceEventHandler<Lease> for LeaseHandler {
         let name = key.rsplit('/').next().unwrap_or(&key);
         self.0.live.lock().forget(name);
         self.0.members_changed.notify_one();
+    }
+
+    fn is_nonblocking(&self) -> bool {
+        true
     }
 }
