@@ -453,50 +453,72 @@ impl Request {
 
     /// The path (unescaped), as client-go's `URL().Path`.
     pub fn path(&self) -> String {
-        let mut path = self.path_prefix.clone();
-        if let Some(ns) = self.namespace.as_deref().filter(|ns| !ns.is_empty()) {
-            path = url::join(&[&path, "namespaces", ns]);
+        let namespace = self.namespace.as_deref().filter(|ns| !ns.is_empty());
+        let named =
+            !self.name.is_empty() || !self.subpath.is_empty() || !self.subresource.is_empty();
+        if namespace.is_none() && self.resource.is_empty() && !named {
+            // The prefix alone, as written (with a trailing slash `abs_path` kept).
+            return self.path_prefix.clone();
         }
-        if !self.resource.is_empty() {
-            path = url::join(&[&path, &self.resource.to_ascii_lowercase()]);
-        }
-        if !self.name.is_empty() || !self.subpath.is_empty() || !self.subresource.is_empty() {
-            path = url::join(&[&path, &self.name, &self.subresource, &self.subpath]);
-        }
-        path
+        // Joining in one step cleans as joining piece by piece would (Go's `path.Clean` of
+        // a joined path does not depend on how its pieces were grouped).
+        let resource = lowercase(&self.resource);
+        url::join(&[
+            &self.path_prefix,
+            if namespace.is_some() {
+                "namespaces"
+            } else {
+                ""
+            },
+            namespace.unwrap_or(""),
+            &resource,
+            &self.name,
+            &self.subresource,
+            &self.subpath,
+        ])
     }
 
     /// The path and query (`/api/v1/…?…`), escaped, or the builder's first mistake.
     pub fn path_and_query(&self) -> Result<String, Error> {
+        let mut out = String::new();
+        self.push_path_and_query(&mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the path and query to `out`, or fails with the builder's first mistake.
+    fn push_path_and_query(&self, out: &mut String) -> Result<(), Error> {
         if let Some(error) = &self.error {
             return Err(Error::InvalidRequest(error.clone()));
         }
-        let mut out = String::new();
-        url::push_escaped_path(&mut out, &self.path());
-        let mut params: Vec<(String, String)> = self
+        url::push_escaped_path(out, &self.path());
+        let timeout = self.timeout.map(url::go_duration);
+        let mut params: Vec<(&str, &str)> = self
             .params
             .iter()
-            .filter(|(k, _)| self.timeout.is_none() || k != "timeout")
-            .cloned()
+            .filter(|(k, _)| timeout.is_none() || k != "timeout")
+            .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        if let Some(timeout) = self.timeout {
-            params.push(("timeout".to_owned(), url::go_duration(timeout)));
+        if let Some(timeout) = &timeout {
+            params.push(("timeout", timeout));
         }
         if !params.is_empty() {
             out.push('?');
-            out.push_str(&url::encode_query(&params));
+            url::push_query(out, &params);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The full URL, or the builder's first mistake.
     pub fn url(&self) -> Result<String, Error> {
-        let path_and_query = self.path_and_query()?;
         let inner = self.client.inner();
-        Ok(format!(
-            "{}://{}{path_and_query}",
-            inner.scheme, inner.authority
-        ))
+        let mut out = String::with_capacity(
+            inner.scheme.len() + inner.authority.len() + 3 + self.path_prefix.len() + 96,
+        );
+        out.push_str(&inner.scheme);
+        out.push_str("://");
+        out.push_str(&inner.authority);
+        self.push_path_and_query(&mut out)?;
+        Ok(out)
     }
 
     /// client-go's `requestPreflightCheck`.
@@ -512,6 +534,15 @@ impl Request {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// `s` in ASCII lower case, borrowed when it already is (resource names nearly always are).
+fn lowercase(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
     }
 }
 

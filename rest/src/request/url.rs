@@ -24,17 +24,36 @@ pub(crate) fn invalid_segment(segment: &str) -> Option<String> {
 
 /// Go's `path.Join` of `parts`: joined with `/`, empty parts skipped, then cleaned (`.`
 /// removed, `..` resolved, slashes collapsed). Rooted when the first non-empty part is.
+///
+/// Every request builds its path through here, and nearly every path is clean as joined
+/// (`/api/v1`, `namespaces`, a checked name): such a path is returned as written, in one
+/// allocation; only one with an empty, `.` or `..` segment goes through [`clean`].
 pub(crate) fn join(parts: &[&str]) -> String {
-    let joined = parts
-        .iter()
-        .filter(|p| !p.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join("/");
-    if joined.is_empty() {
-        return String::new();
+    let mut joined = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    for part in parts.iter().filter(|p| !p.is_empty()) {
+        if !joined.is_empty() {
+            joined.push('/');
+        }
+        joined.push_str(part);
+    }
+    if joined.is_empty() || is_clean(&joined) {
+        return joined;
     }
     clean(&joined)
+}
+
+/// Whether Go's `path.Clean` would return `path` unchanged: `/`, or segments (after an
+/// optional leading `/`) none of which is empty, `.` or `..`. (A relative path starting
+/// with `..` is clean too, but rare enough to leave to [`clean`].)
+fn is_clean(path: &str) -> bool {
+    if path == "/" {
+        return true;
+    }
+    let body = path.strip_prefix('/').unwrap_or(path);
+    !body.is_empty()
+        && body
+            .split('/')
+            .all(|segment| !segment.is_empty() && segment != "." && segment != "..")
 }
 
 /// Go's `path.Clean`.
@@ -103,22 +122,21 @@ fn push_query_escaped(out: &mut String, s: &str) {
     }
 }
 
-/// Go's `url.Values.Encode`: keys sorted, each key's values in the order they were added.
-pub(crate) fn encode_query(params: &[(String, String)]) -> String {
+/// Appends Go's `url.Values.Encode` of `params` to `out`: keys sorted, each key's values in
+/// the order they were added.
+pub(crate) fn push_query(out: &mut String, params: &[(&str, &str)]) {
     let mut order: Vec<usize> = (0..params.len()).collect();
     // A stable sort keeps the values of one key in insertion order.
-    order.sort_by(|&a, &b| params[a].0.cmp(&params[b].0));
-    let mut out = String::new();
-    for i in order {
-        let (key, value) = &params[i];
-        if !out.is_empty() {
+    order.sort_by(|&a, &b| params[a].0.cmp(params[b].0));
+    for (n, i) in order.into_iter().enumerate() {
+        let (key, value) = params[i];
+        if n > 0 {
             out.push('&');
         }
-        push_query_escaped(&mut out, key);
+        push_query_escaped(out, key);
         out.push('=');
-        push_query_escaped(&mut out, value);
+        push_query_escaped(out, value);
     }
-    out
 }
 
 /// Go's `time.Duration.String`, e.g. `30s`, `5m17s`, `1h0m0s`, `1.5s`, `250ms`.
@@ -186,17 +204,49 @@ mod tests {
         assert_eq!(join(&[]), "");
     }
 
+    /// Go's `path.Join` as the definition reads: join every non-empty part, then clean.
+    fn join_then_clean(parts: &[&str]) -> String {
+        let parts: Vec<&str> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
+        if parts.is_empty() {
+            return String::new();
+        }
+        clean(&parts.join("/"))
+    }
+
+    #[test]
+    fn join_agrees_with_join_then_clean_on_every_short_combination() {
+        let pieces = [
+            "", "/", "a", "b/c", ".", "..", "a/", "/b", "a//b", "./c", "../d", "e/..", "/.",
+        ];
+        let mut checked = 0;
+        for x in pieces {
+            for y in pieces {
+                for z in pieces {
+                    for parts in [&[x][..], &[x, y][..], &[x, y, z][..]] {
+                        assert_eq!(join(parts), join_then_clean(parts), "{parts:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 3 * pieces.len().pow(3));
+    }
+
     #[test]
     fn escaping_matches_go() {
         let mut path = String::new();
         push_escaped_path(&mut path, "/api/v1/namespaces/a b/pods/system:x?#");
         assert_eq!(path, "/api/v1/namespaces/a%20b/pods/system:x%3F%23");
-        let query = encode_query(&[
-            ("labelSelector".into(), "app=web,tier!=db".into()),
-            ("fieldSelector".into(), "metadata.name=a b".into()),
-            ("a".into(), "~*".into()),
-            ("labelSelector".into(), "second".into()),
-        ]);
+        let mut query = String::new();
+        push_query(
+            &mut query,
+            &[
+                ("labelSelector", "app=web,tier!=db"),
+                ("fieldSelector", "metadata.name=a b"),
+                ("a", "~*"),
+                ("labelSelector", "second"),
+            ],
+        );
         assert_eq!(
             query,
             "a=~%2A&fieldSelector=metadata.name%3Da+b&labelSelector=app%3Dweb%2Ctier%21%3Ddb&labelSelector=second"
