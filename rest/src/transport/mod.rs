@@ -12,6 +12,7 @@
 //! | TLS | see [`tls`]: the configuration's CA (else the system roots), client certificate, `insecure_skip_tls_verify`, `tls_server_name` as SNI and for verification; 10 s handshake timeout |
 //! | HTTP version | HTTP/2 when ALPN agrees on `h2`, HTTP/1.1 otherwise (plain `http` is always HTTP/1.1); [`Config::disable_http2`] (or a non-empty `DISABLE_HTTP2`, as client-go reads it) offers HTTP/1.1 alone |
 //! | dead connections | HTTP/2 pings after 30 s without reading, even while idle; no answer within 15 s closes the connection (client-go's `ReadIdleTimeout`/`PingTimeout`; [`Config::http2_read_idle_timeout`], [`Config::http2_ping_timeout`]). HTTP/1.1 has no pings: requests read whole give up after [`Config::read_idle_timeout`] without a byte (see the `execute` module) |
+//! | HTTP/2 flow control | Go's windows: 4 MiB per stream, 1 GiB per connection ([`HTTP2_STREAM_WINDOW`], [`HTTP2_CONNECTION_WINDOW`]), so a large list page streams without waiting on window updates |
 //! | plain `http` | no credentials unless [`Config::allow_insecure_credentials`] |
 //! | headers | `User-Agent`, credentials and `Impersonate-*`: see the `auth` module |
 //!
@@ -66,6 +67,15 @@ pub const HTTP2_READ_IDLE_TIMEOUT: Duration = crate::config::DEFAULT_HTTP2_READ_
 /// A ping unanswered this long closes the connection (client-go's `PingTimeout`); the default
 /// of [`Config::http2_ping_timeout`].
 pub const HTTP2_PING_TIMEOUT: Duration = crate::config::DEFAULT_HTTP2_PING_TIMEOUT;
+
+/// The HTTP/2 flow-control window of each stream, as Go's HTTP/2 client advertises it
+/// (`transportDefaultStreamFlow`, 4 MiB; hyper's default is 2 MiB): a watch or a list page
+/// may have this much in flight before the server waits for the client to read.
+pub const HTTP2_STREAM_WINDOW: u32 = 4 << 20;
+/// The HTTP/2 flow-control window of a connection, as Go's (`transportDefaultConnFlow`,
+/// 1 GiB; hyper's default is 5 MiB): the streams' own windows bound what is buffered, and
+/// one slow stream does not hold back the others on the connection.
+pub const HTTP2_CONNECTION_WINDOW: u32 = 1 << 30;
 
 type HyperClient = Client<Connector, Full<Bytes>>;
 
@@ -164,14 +174,15 @@ impl Transport {
         let (mut parts, body) = request.into_parts();
         let used = self.authenticator.apply(&mut parts.headers).await?;
         let pool = self.pool_for(used.as_ref())?;
-        let method = parts.method.clone();
-        let url = parts.uri.to_string();
+        // Kept for an error's message only: cheap clones (reference counts), where the text
+        // of the URL would be built for every request.
+        let (method, uri) = (parts.method.clone(), parts.uri.clone());
         let request = http::Request::from_parts(parts, Full::new(body));
         let response = pool
             .client
             .request(request)
             .await
-            .map_err(|e| Error::from(classify::classify(e, &method, &url)))?;
+            .map_err(|e| Error::from(classify::classify(e, &method, &uri.to_string())))?;
         self.authenticator
             .on_response(response.status(), used.as_ref());
         Ok(response.map(|body| body.map_err(BoxError::from).boxed()))
@@ -236,6 +247,8 @@ fn build_pool(
         .http2_keep_alive_interval(http2.ping_after)
         .http2_keep_alive_timeout(http2.ping_timeout)
         .http2_keep_alive_while_idle(true)
+        .http2_initial_stream_window_size(HTTP2_STREAM_WINDOW)
+        .http2_initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
         .build(Connector::new(settings));
     Ok(Pool {
         client,
