@@ -462,15 +462,15 @@ impl Request {
         }
         // Joining in one step cleans as joining piece by piece would (Go's `path.Clean` of
         // a joined path does not depend on how its pieces were grouped).
+        let (namespaces, namespace) = match namespace {
+            Some(ns) => ("namespaces", ns),
+            None => ("", ""),
+        };
         let resource = lowercase(&self.resource);
         url::join(&[
             &self.path_prefix,
-            if namespace.is_some() {
-                "namespaces"
-            } else {
-                ""
-            },
-            namespace.unwrap_or(""),
+            namespaces,
+            namespace,
             &resource,
             &self.name,
             &self.subresource,

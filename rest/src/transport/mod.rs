@@ -181,8 +181,8 @@ impl Transport {
         let (mut parts, body) = request.into_parts();
         let used = self.authenticator.apply(&mut parts.headers).await?;
         let pool = self.pool_for(used.as_ref())?;
-        // Kept for an error's message only: cheap clones (reference counts), where the text
-        // of the URL would be built for every request.
+        // Kept for an error's message only: clones share the URI's bytes (at most one small
+        // allocation), where its text would be formatted for every request.
         let (method, uri) = (parts.method.clone(), parts.uri.clone());
         let request = http::Request::from_parts(parts, Full::new(body));
         let response = pool
