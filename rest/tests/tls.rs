@@ -190,3 +190,63 @@ async fn refused_connections_are_typed() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn http2_requests_share_one_connection_and_carry_their_bodies_whole() {
+    let pki = Pki::new("cluster-ca");
+    let serving = pki.server_config(&["127.0.0.1"], BOTH, None);
+    // Answers with the size and last byte of the body it received.
+    let server = TestServer::start(Some(serving), |request, _| {
+        let last = request.body.last().copied().unwrap_or(0);
+        Reply::json(
+            200,
+            format!(r#"{{"len":{},"last":{last}}}"#, request.body.len()),
+        )
+    })
+    .await;
+    let client = RestClient::new(&config(&server, Some(&pki))).unwrap();
+    // Bodies from empty to past the stream's initial flow-control window (64 KiB until the
+    // server's settings say otherwise), sent concurrently.
+    let sizes = [0usize, 1, 1_000, 70_000, 300_000, 16_384, 5, 200_000];
+    let sends: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let mut body = vec![b'a'; size];
+                if let Some(last) = body.last_mut() {
+                    *last = b'0' + i as u8;
+                }
+                let response = client
+                    .post()
+                    .abs_path("/echo")
+                    .body(body)
+                    .send()
+                    .await
+                    .unwrap();
+                let seen: serde_json::Value = response.json().unwrap();
+                (size, i, seen)
+            })
+        })
+        .collect();
+    for send in sends {
+        let (size, i, seen) = send.await.unwrap();
+        assert_eq!(seen["len"], size, "body {i} arrived whole");
+        if size > 0 {
+            assert_eq!(
+                seen["last"],
+                u64::from(b'0' + i as u8),
+                "body {i}'s last byte"
+            );
+        }
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), sizes.len());
+    assert!(requests.iter().all(|r| r.version == Version::HTTP_2));
+    assert_eq!(
+        server.connections(),
+        1,
+        "one HTTP/2 connection carried them all"
+    );
+}

@@ -158,8 +158,8 @@ pub struct Config {
     /// watches and `stream` (quiet for long by design: HTTP/2 pings and the watch decoder's
     /// idle timeout cover them). `None` for no limit. Default [`DEFAULT_READ_IDLE_TIMEOUT`].
     pub read_idle_timeout: Option<Duration>,
-    /// HTTP/2: a ping is sent after this long without reading (client-go's
-    /// `ReadIdleTimeout`, 30 s).
+    /// HTTP/2: a ping is sent every this long (client-go's `ReadIdleTimeout`, 30 s, after
+    /// which Go pings a connection it has read nothing from).
     pub http2_read_idle_timeout: Duration,
     /// HTTP/2: a ping unanswered this long closes the connection and fails every request on
     /// it, watches included (client-go's `PingTimeout`, 15 s).

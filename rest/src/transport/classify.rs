@@ -10,6 +10,7 @@
 use http::Method;
 
 use super::connector::{ConnectError, ConnectStage};
+use super::http2::Http2Error;
 use crate::error::{BoxError, TransportError, TransportErrorKind};
 
 /// Classifies an error from hyper-util's client for the request `method url`.
@@ -19,7 +20,19 @@ pub(crate) fn classify(
     url: &str,
 ) -> TransportError {
     let is_connect = error.is_connect();
-    let boxed: BoxError = Box::new(error);
+    classify_boxed(Box::new(error), is_connect, method, url)
+}
+
+/// Classifies an error of the HTTP/2 path for the request `method url`.
+pub(crate) fn classify_http2(error: Http2Error, method: &Method, url: &str) -> TransportError {
+    match error {
+        Http2Error::Connect(error) => classify_boxed(error, true, method, url),
+        Http2Error::Request(error) => classify_boxed(Box::new(error), false, method, url),
+    }
+}
+
+/// Classifies `boxed`, which failed while connecting if `is_connect`.
+fn classify_boxed(boxed: BoxError, is_connect: bool, method: &Method, url: &str) -> TransportError {
     let facts = Facts::of(boxed.as_ref());
     let kind = if let Some(stage) = facts.connect_stage {
         match stage {
@@ -47,7 +60,7 @@ pub(crate) fn classify(
             Some(Io::UnexpectedEof) => TransportErrorKind::ConnectionClosed,
             _ if facts.incomplete || facts.closed => TransportErrorKind::ConnectionClosed,
             _ if facts.hyper_timeout => TransportErrorKind::ConnectionClosed,
-            _ if facts.hyper => TransportErrorKind::Protocol,
+            _ if facts.hyper || facts.h2 => TransportErrorKind::Protocol,
             _ => TransportErrorKind::Other,
         }
     };
@@ -72,6 +85,7 @@ struct Facts {
     closed: bool,
     hyper_timeout: bool,
     hyper: bool,
+    h2: bool,
     text: String,
 }
 
@@ -104,6 +118,21 @@ impl Facts {
                 facts.incomplete |= h.is_incomplete_message();
                 facts.closed |= h.is_closed() || h.is_canceled();
                 facts.hyper_timeout |= h.is_timeout();
+            }
+            if let Some(h) = e.downcast_ref::<h2::Error>() {
+                facts.h2 = true;
+                // The server went away, or refused or cancelled the stream: the connection
+                // (or this stream of it) closed before the response.
+                facts.closed |= h.is_go_away()
+                    || matches!(
+                        h.reason(),
+                        Some(h2::Reason::REFUSED_STREAM | h2::Reason::CANCEL)
+                    );
+                // h2 reports an I/O failure without a `source`: step into it.
+                if let Some(io) = h.get_io() {
+                    next = Some(io);
+                    continue;
+                }
             }
             if let Some(io) = e.downcast_ref::<std::io::Error>() {
                 if facts.io_kind.is_none() && io.kind() != std::io::ErrorKind::Other {

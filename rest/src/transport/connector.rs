@@ -10,12 +10,14 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
@@ -82,6 +84,9 @@ pub(crate) struct TlsSettings {
 pub(crate) struct Connector {
     http: HttpConnector,
     tls: Option<TlsSettings>,
+    /// A connection made but not used: the HTTP/2 path's first connection when the server
+    /// chose HTTP/1.1 by ALPN. The next connect hands it out instead of dialing.
+    spare: Arc<Mutex<Option<Stream>>>,
 }
 
 impl Connector {
@@ -91,7 +96,16 @@ impl Connector {
         http.set_connect_timeout(Some(CONNECT_TIMEOUT));
         http.set_keepalive(Some(TCP_KEEPALIVE));
         http.set_nodelay(true);
-        Connector { http, tls }
+        Connector {
+            http,
+            tls,
+            spare: Arc::default(),
+        }
+    }
+
+    /// Keeps `stream` for the next connect to hand out.
+    pub(crate) fn keep_spare(&self, stream: Stream) {
+        *self.spare.lock() = Some(stream);
     }
 }
 
@@ -105,6 +119,9 @@ impl Service<http::Uri> for Connector {
     }
 
     fn call(&mut self, uri: http::Uri) -> Self::Future {
+        if let Some(spare) = self.spare.lock().take() {
+            return Box::pin(std::future::ready(Ok(spare)));
+        }
         let mut http = self.http.clone();
         let tls = self.tls.clone();
         Box::pin(async move {

@@ -1,5 +1,5 @@
-//! The HTTP transport to the API server, built by hand on hyper 1, hyper-util's pooling client
-//! and rustls: client-go's `transport` package and the net/http `Transport` it configures
+//! The HTTP transport to the API server, built by hand on h2 (HTTP/2), hyper 1 and hyper-util's
+//! pooling client (HTTP/1.1) and rustls: client-go's `transport` package and the net/http `Transport` it configures
 //! (`transport/transport.go`, `transport/cache.go`, `transport/round_trippers.go`,
 //! `apimachinery/pkg/util/net/http.go`).
 //!
@@ -7,21 +7,23 @@
 //!
 //! | concern | here |
 //! |---|---|
-//! | connections | a pool per client: up to 25 idle connections per host, closed after 90 s idle |
+//! | connections | a pool per client: one shared HTTP/2 connection; for HTTP/1.1 up to 25 idle connections per host, closed after 90 s idle |
 //! | connect | 30 s timeout, TCP keep-alive 30 s, no Nagle delay |
 //! | TLS | see [`tls`]: the configuration's CA (else the system roots), client certificate, `insecure_skip_tls_verify`, `tls_server_name` as SNI and for verification; 10 s handshake timeout |
 //! | HTTP version | HTTP/2 when ALPN agrees on `h2`, HTTP/1.1 otherwise (plain `http` is always HTTP/1.1); [`Config::disable_http2`] (or a non-empty `DISABLE_HTTP2`, as client-go reads it) offers HTTP/1.1 alone |
-//! | dead connections | HTTP/2 pings after 30 s without reading, even while idle; no answer within 15 s closes the connection (client-go's `ReadIdleTimeout`/`PingTimeout`; [`Config::http2_read_idle_timeout`], [`Config::http2_ping_timeout`]). HTTP/1.1 has no pings: requests read whole give up after [`Config::read_idle_timeout`] without a byte (see the `execute` module) |
+//! | dead connections | HTTP/2 pings every 30 s, even while idle; no answer within 15 s closes the connection (client-go's `ReadIdleTimeout`/`PingTimeout`; [`Config::http2_read_idle_timeout`], [`Config::http2_ping_timeout`]). HTTP/1.1 has no pings: requests read whole give up after [`Config::read_idle_timeout`] without a byte (see the `execute` module) |
 //! | HTTP/2 flow control | Go's windows: 4 MiB per stream, 1 GiB per connection ([`HTTP2_STREAM_WINDOW`], [`HTTP2_CONNECTION_WINDOW`]), so a large list page streams without waiting on window updates |
 //! | plain `http` | no credentials unless [`Config::allow_insecure_credentials`] |
 //! | headers | `User-Agent`, credentials and `Impersonate-*`: see the `auth` module |
 //!
-//! HTTP/2 or HTTP/1.1, measured (I1 in benches/README.md, against kube-apiserver 1.36.2): over
-//! hyper's HTTP/2 client a small write costs about 15 us more CPU than over HTTP/1.1, because
-//! a request's body can only be sent once its stream is open, so it follows the headers in a
-//! second write. HTTP/2 stays the default, as in client-go: one connection carries every watch
-//! and request of a client, where HTTP/1.1 needs a connection per watch. A client that mostly
-//! writes can trade that for the lower cost with [`Config::disable_http2`].
+//! HTTP/2 requests do not go through hyper: the `http2` module sends them on the h2 crate
+//! directly, so a request's headers and body leave in one write and no task is spawned per
+//! request (hyper's HTTP/2 client sends the body from a task of its own once the stream is
+//! open, in a second write: about 15 us more client CPU per small write, measured by I1 in
+//! benches/README.md). HTTP/1.1 (plain `http`, [`Config::disable_http2`], or a server that
+//! does not choose `h2`) uses hyper-util's pooling client. HTTP/2 stays the default, as in
+//! client-go: one connection carries every watch and request of a client, where HTTP/1.1
+//! needs a connection per watch and per concurrent request.
 //!
 //! Exec plugins that return a client certificate: the credential's certificate is compared
 //! with the one the current connection pool was built with, and when it differs (first use,
@@ -38,12 +40,18 @@
 //!   cluster-local API server is rarely worth the CPU.
 //! * Connections are pooled per client, not in a process-wide cache keyed by TLS settings:
 //!   clone the [`RestClient`](crate::RestClient) to share them.
+//! * HTTP/2 pings go out on a timer rather than only after a quiet spell (see the `http2`
+//!   module): the same bound on noticing a dead connection, one small frame more per
+//!   interval on a busy one. The HTTP/2 connection is not closed for being idle (Go closes
+//!   it after 90 s); it ends when the client is dropped, the server closes it, or a ping goes
+//!   unanswered.
 //! * Tokens, keys, certificates and the `Authorization` header are never logged (client-go
 //!   redacts them at high verbosity levels only).
 
 mod auth;
 mod classify;
 mod connector;
+mod http2;
 pub mod tls;
 
 use std::sync::{Arc, Mutex};
@@ -98,6 +106,9 @@ pub struct Transport {
 
 /// A connection pool and the exec client certificate its TLS configuration presents.
 struct Pool {
+    /// The HTTP/2 connection, for `https` with HTTP/2 enabled (see the `http2` module).
+    http2: Option<http2::Http2>,
+    /// HTTP/1.1: `http`, HTTP/2 disabled, or a server that does not choose `h2`.
     client: HyperClient,
     exec_cert: Option<Vec<u8>>,
 }
@@ -184,7 +195,26 @@ impl Transport {
         // Kept for an error's message only: clones share the URI's bytes (at most one small
         // allocation), where its text would be formatted for every request.
         let (method, uri) = (parts.method.clone(), parts.uri.clone());
-        let request = http::Request::from_parts(parts, Full::new(body));
+        let mut request = http::Request::from_parts(parts, body);
+        if let Some(http2) = &pool.http2 {
+            let sent = match http2.route(&uri).await {
+                Ok(http2::Route::Http2(connection)) => http2.send(connection, request).await,
+                Ok(http2::Route::Http1) => Ok(Err(request)),
+                Err(error) => Err(error),
+            };
+            match sent {
+                Ok(Ok(response)) => {
+                    self.authenticator
+                        .on_response(response.status(), used.as_ref());
+                    return Ok(response);
+                }
+                Ok(Err(http1)) => request = http1,
+                Err(error) => {
+                    return Err(classify::classify_http2(error, &method, &uri.to_string()).into());
+                }
+            }
+        }
+        let request = request.map(Full::new);
         let response = pool
             .client
             .request(request)
@@ -246,6 +276,11 @@ fn build_pool(
             })
         }
     };
+    let tls_set = settings.is_some();
+    let connector = Connector::new(settings);
+    // HTTP/2 only over TLS, where ALPN can agree on it (as net/http: no h2c).
+    let shared = (tls_set && http2.enabled)
+        .then(|| http2::Http2::new(connector.clone(), http2.ping_after, http2.ping_timeout));
     let client = Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
@@ -256,8 +291,9 @@ fn build_pool(
         .http2_keep_alive_while_idle(true)
         .http2_initial_stream_window_size(HTTP2_STREAM_WINDOW)
         .http2_initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
-        .build(Connector::new(settings));
+        .build(connector);
     Ok(Pool {
+        http2: shared,
         client,
         exec_cert: identity.map(|(cert, _)| cert.to_vec()),
     })
