@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use clientgo_apimachinery::Compact;
 use clientgo_apiserver_sim::{ApiServerSim, SimConfig};
-use clientgo_benches::informer::{Seen, runtime, seed_sim, unthrottled, write_round};
+use clientgo_benches::informer::{Seen, patches, runtime, seed_sim, unthrottled, write_round};
 use clientgo_informer::{
     Indexers, ListWatch, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerOptions,
     wait_for_cache_sync,
@@ -133,9 +133,10 @@ fn update(c: &mut Criterion, config: &Config, server_rt: &tokio::runtime::Runtim
             for _ in 0..iters {
                 round += 1;
                 seen.expect_round(round);
+                let patches = patches(UPDATE_OBJECTS, round);
                 let start = Instant::now();
                 server_rt.block_on(async {
-                    write_round(writer, UPDATE_NAMESPACE, UPDATE_OBJECTS, round).await;
+                    write_round(writer, UPDATE_NAMESPACE, patches).await;
                     tokio::time::timeout(LIMIT, seen.all_seen())
                         .await
                         .expect("every update seen");
