@@ -112,8 +112,9 @@ impl Http2 {
         }
     }
 
-    /// Marks the connection whose flag is `dead` as dead and forgets it if it is current: its handle failed before a
-    /// stream was opened, so it is not used again (its task may not have noticed yet).
+    /// Marks the connection whose flag is `dead` as dead, and forgets it if it is current: a
+    /// handle of it failed before opening a stream, so no new request goes to it (its task
+    /// may not have noticed yet, and finishes the streams it has).
     fn forget(&self, dead: &Arc<AtomicBool>) {
         dead.store(false, Ordering::Release);
         let mut current = self.current.lock();
@@ -128,15 +129,15 @@ impl Http2 {
     /// Where a request to `uri` goes: the live HTTP/2 connection, a new one, or the HTTP/1.1
     /// pool when the server does not speak HTTP/2.
     pub(crate) async fn route(&self, uri: &http::Uri) -> Result<Route, Http2Error> {
-        if let Some(send) = self.live() {
-            return Ok(Route::Http2(send));
+        if let Some(live) = self.live() {
+            return Ok(Route::Http2(live));
         }
         if self.http1_only.load(Ordering::Acquire) {
             return Ok(Route::Http1);
         }
         let _connecting = self.connecting.lock().await;
-        if let Some(send) = self.live() {
-            return Ok(Route::Http2(send));
+        if let Some(live) = self.live() {
+            return Ok(Route::Http2(live));
         }
         if self.http1_only.load(Ordering::Acquire) {
             return Ok(Route::Http1);
