@@ -10,11 +10,11 @@
 //! body (I1 in benches/README.md measured it).
 //!
 //! How a connection lives:
-//! * It is made on the first request ([`Http2::sender`]): TCP and TLS by the pool's
+//! * It is made on the first request ([`Http2::route`]): TCP and TLS by the pool's
 //!   [`Connector`], offering `h2` and `http/1.1` by ALPN. When the server does not choose
-//!   `h2` the pool remembers it and every request goes to the HTTP/1.1 pool instead
-//!   ([`Route::Http1`]), which takes the connection just made for its first request. One connect at a time: concurrent first
-//!   requests wait for it and share the connection.
+//!   `h2` the pool remembers it and every request is handed back for the HTTP/1.1 pool
+//!   ([`Route::Http1`]), which takes the connection just made for its first request. One
+//!   connect at a time: concurrent first requests wait for it and share the connection.
 //! * A task drives it (reads frames, writes what the streams queue) and pings the server
 //!   every [`Config::http2_read_idle_timeout`](crate::Config::http2_read_idle_timeout); a
 //!   ping unanswered within
@@ -29,7 +29,7 @@
 //!   connection once, as net/http retries a request the connection never took.
 //! * The connection ends when the pool is dropped and its last stream is done.
 //!
-//! Invariant, kept by [`Http2::sender`]: at most one live connection is current, and a new
+//! Invariant, kept by [`Http2::route`]: at most one live connection is current, and a new
 //! one is only made under the `connecting` lock after seeing no live one under it.
 
 use std::future::poll_fn;
@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use h2::client::SendRequest;
-use http_body::{Body as HttpBody, Frame, SizeHint};
+use http_body::{Body as HttpBody, Frame};
 use http_body_util::BodyExt as _;
 use parking_lot::Mutex;
 use tower_service::Service as _;
@@ -52,7 +52,7 @@ use crate::body::Body;
 use crate::error::BoxError;
 
 /// Where a request goes.
-pub(crate) enum Route {
+enum Route {
     /// On the shared HTTP/2 connection.
     Http2(Connection),
     /// To the HTTP/1.1 pool: the server did not choose HTTP/2.
@@ -82,7 +82,7 @@ pub(crate) struct Http2 {
 
 /// A connection: a handle to open streams on, and whether its task still runs.
 #[derive(Clone)]
-pub(crate) struct Connection {
+struct Connection {
     send: SendRequest<Bytes>,
     alive: Arc<AtomicBool>,
 }
@@ -128,7 +128,7 @@ impl Http2 {
 
     /// Where a request to `uri` goes: the live HTTP/2 connection, a new one, or the HTTP/1.1
     /// pool when the server does not speak HTTP/2.
-    pub(crate) async fn route(&self, uri: &http::Uri) -> Result<Route, Http2Error> {
+    async fn route(&self, uri: &http::Uri) -> Result<Route, Http2Error> {
         if let Some(live) = self.live() {
             return Ok(Route::Http2(live));
         }
@@ -181,16 +181,18 @@ impl Http2 {
         Ok(Route::Http2(connection))
     }
 
-    /// Sends `request` on `connection` and waits for the response's headers. When the
-    /// connection turns out closed before the stream is opened, the request goes once more on
-    /// a new connection, or is handed back (`Ok(Err(request))`) for the HTTP/1.1 pool if the
-    /// server no longer offers HTTP/2.
+    /// Sends `request` on the HTTP/2 connection and waits for the response's headers, or
+    /// hands it back (`Ok(Err(request))`) for the HTTP/1.1 pool when the server does not speak
+    /// HTTP/2. When the connection turns out closed before the stream is opened, the request
+    /// goes once more on a new connection.
     pub(crate) async fn send(
         &self,
-        connection: Connection,
         request: http::Request<Bytes>,
     ) -> Result<Result<http::Response<Body>, http::Request<Bytes>>, Http2Error> {
-        let Connection { send, alive } = connection;
+        let Connection { send, alive } = match self.route(request.uri()).await? {
+            Route::Http2(connection) => connection,
+            Route::Http1 => return Ok(Err(request)),
+        };
         let mut send = match send.ready().await {
             Ok(send) => send,
             Err(first) => {
@@ -312,9 +314,5 @@ impl HttpBody for ResponseBody {
 
     fn is_end_stream(&self) -> bool {
         self.recv.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::default()
     }
 }

@@ -1,7 +1,7 @@
 //! The HTTP transport to the API server, built by hand on h2 (HTTP/2), hyper 1 and hyper-util's
-//! pooling client (HTTP/1.1) and rustls: client-go's `transport` package and the net/http `Transport` it configures
-//! (`transport/transport.go`, `transport/cache.go`, `transport/round_trippers.go`,
-//! `apimachinery/pkg/util/net/http.go`).
+//! pooling client (HTTP/1.1) and rustls: client-go's `transport` package and the net/http
+//! `Transport` it configures (`transport/transport.go`, `transport/cache.go`,
+//! `transport/round_trippers.go`, `apimachinery/pkg/util/net/http.go`).
 //!
 //! What a [`Transport`] does, with client-go's numbers:
 //!
@@ -197,12 +197,7 @@ impl Transport {
         let (method, uri) = (parts.method.clone(), parts.uri.clone());
         let mut request = http::Request::from_parts(parts, body);
         if let Some(http2) = &pool.http2 {
-            let sent = match http2.route(&uri).await {
-                Ok(http2::Route::Http2(connection)) => http2.send(connection, request).await,
-                Ok(http2::Route::Http1) => Ok(Err(request)),
-                Err(error) => Err(error),
-            };
-            match sent {
+            match http2.send(request).await {
                 Ok(Ok(response)) => {
                     self.authenticator
                         .on_response(response.status(), used.as_ref());
