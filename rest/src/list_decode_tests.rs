@@ -202,7 +202,7 @@ fn borrowed_names(chunks: &[&[u8]]) -> Vec<(String, bool)> {
     for chunk in chunks {
         let range = chunk.as_ptr_range();
         scanner
-            .push(chunk, &mut |bytes: &[u8]| {
+            .push(chunk, &mut |bytes: &[u8], _rest: usize| {
                 let item: Borrowed<'_> = serde_json::from_slice(bytes)?;
                 names.push((item.name.to_owned(), range.contains(&item.name.as_ptr())));
                 Ok(())
@@ -234,6 +234,61 @@ fn split_items_are_gathered_only_while_they_last() {
     assert_eq!(decoder.decoded(), 2);
     decoder.push(b"]}").unwrap();
     assert_eq!(list(decoder.finish()).items.len(), 2);
+}
+
+/// A list of `n` items of the same size.
+fn named_items(n: usize) -> String {
+    let items: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"name":"item-{i:04}"}}"#))
+        .collect();
+    format!(r#"{{"items":[{}]}}"#, items.join(","))
+}
+
+#[test]
+fn a_body_in_one_chunk_fills_a_vector_sized_once() {
+    let body = named_items(1100);
+    let mut decoder = ListDecoder::<Value>::new();
+    decoder.push(body.as_bytes()).unwrap();
+    let list = list(decoder.finish());
+    assert_eq!(list.items.len(), 1100);
+    // Sized from the first item for the rest of the chunk; doubling would have left 2048.
+    let capacity = list.items.capacity();
+    assert!((1100..=1100 + 1100 / 4).contains(&capacity), "{capacity}");
+}
+
+#[test]
+fn a_small_first_item_reserves_no_more_than_twice_the_chunk() {
+    // The first item is 2 bytes, the others 10 KB: judged by the first, the chunk would hold
+    // 50,000 items.
+    let large = format!(r#"{{"a":"{}"}}"#, "x".repeat(10_000));
+    let body = format!(r#"{{"items":[{{}}{}]}}"#, format!(",{large}").repeat(10));
+    let mut decoder = ListDecoder::<Value>::new();
+    decoder.push(body.as_bytes()).unwrap();
+    let list = list(decoder.finish());
+    assert_eq!(list.items.len(), 11);
+    let reserved = list.items.capacity() * std::mem::size_of::<Value>();
+    assert!(
+        reserved <= 2 * body.len(),
+        "{reserved} bytes for a {} byte body",
+        body.len()
+    );
+}
+
+#[test]
+fn chunks_of_a_few_items_grow_the_vector_as_vec_does() {
+    let body = named_items(1100);
+    let mut decoder = ListDecoder::<Value>::new();
+    for chunk in body.as_bytes().chunks(64) {
+        decoder.push(chunk).unwrap();
+    }
+    let list = list(decoder.finish());
+    assert_eq!(list.items.len(), 1100);
+    // At least doubling at each growth: never a reallocation per chunk.
+    assert!(
+        list.items.capacity().is_power_of_two(),
+        "{}",
+        list.items.capacity()
+    );
 }
 
 /// A seeded generator (SplitMix64).
