@@ -19,9 +19,14 @@
 //! client-side throttle (it would measure the throttle). The helper takes commands on
 //! its stdin (`setup`, `write`) and answers on its stdout.
 //!
-//! The informer runs on a tokio runtime of one worker thread. Its handler (a map update under
-//! a lock) declares itself non-blocking, as an `EnqueueHandler` does, so it is called on the
-//! informer's task rather than handed to the blocking pool.
+//! The informer runs on a tokio runtime of one worker thread (`CLIENTGO_BENCH_I1_RUNTIME`:
+//! `one-worker`, the default; `current-thread`, the runtime's own thread and no other;
+//! `two-workers`, one per core as `#[tokio::main]` makes it), reported as `runtime`. Its
+//! handler (a map update under a lock) declares itself non-blocking, as an `EnqueueHandler`
+//! does, so it is called on the informer's task rather than handed to the blocking pool.
+//! `client_sys_*` and `context_switches_*` split the CPU of each update round: the kernel's
+//! part, and how many times a thread of the process gave up the CPU (each wake-up of an idle
+//! runtime thread is one).
 //!
 //! The informer caches [`Compact<ConfigMap>`](clientgo_apimachinery::Compact), the form this
 //! project recommends; its handler decodes `data` of every object it is handed, as a
@@ -101,6 +106,9 @@ pub fn i1_list_sync() -> Value {
     i1_with(false)
 }
 
+/// Chooses the informer's runtime; see the module documentation.
+const RUNTIME_ENV: &str = "CLIENTGO_BENCH_I1_RUNTIME";
+
 /// Tells the helper not to reset the values of ConfigMaps that exist (for a sync alone).
 const NO_RESET_ENV: &str = "CLIENTGO_BENCH_I1_NO_RESET";
 
@@ -117,7 +125,19 @@ fn i1_with(watch_list: bool) -> Value {
     // One worker thread: an informer is I/O bound, and on this 2-core machine a second
     // worker costs more in cross-thread wake-ups than it gives (measured: about 40 % more
     // CPU for the sync, the same for the update stream).
-    runtime("i1-informer", 1).block_on(measure(unthrottled(config), &mut helper, watch_list))
+    let flavor = std::env::var(RUNTIME_ENV).unwrap_or_else(|_| "one-worker".to_owned());
+    let rt = match flavor.as_str() {
+        "one-worker" => runtime("i1-informer", 1),
+        "two-workers" => runtime("i1-informer", 2),
+        "current-thread" => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime"),
+        other => panic!("{RUNTIME_ENV}={other}: one-worker, two-workers or current-thread"),
+    };
+    let mut figures = rt.block_on(measure(unthrottled(config), helper, watch_list));
+    figures["runtime"] = json!(flavor);
+    figures
 }
 
 /// `config` without the client-side throttle (a benchmark would measure the throttle).
@@ -126,7 +146,7 @@ pub fn unthrottled(mut config: Config) -> Config {
     config
 }
 
-async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value {
+async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value {
     let client = RestClient::new(&config).expect("a REST client");
     let configmaps = ResourceClient::<Compact<ConfigMap>>::namespaced(&client, I1_NAMESPACE);
     let informer = SharedIndexInformer::new(
@@ -165,6 +185,7 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
         .expect("I1: the informer syncs");
     let synced = start.elapsed();
     let cpu_synced = process::cpu_seconds();
+    let usage_synced = process::usage();
     assert_eq!(informer.indexer().len(), I1_OBJECTS, "I1: objects cached");
     if SYNC_ONLY.get() {
         cancel.cancel();
@@ -181,15 +202,19 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
 
     seen.expect_round(1);
     let start = Instant::now();
-    let writer_s: f64 = helper
-        .ask("write")
-        .parse()
-        .expect("the helper reports its time");
+    // Waiting for the helper's answer blocks a thread: not the runtime's, which must keep
+    // the informer going (on a current-thread runtime it is the only one).
+    // Held to the end: without a cluster, the helper is the server of the second round too.
+    let (answer, _helper) = tokio::task::spawn_blocking(move || (helper.ask("write"), helper))
+        .await
+        .expect("I1: the helper's writers are awaited");
+    let writer_s: f64 = answer.parse().expect("the helper reports its time");
     tokio::time::timeout(PHASE_LIMIT, seen.all_seen())
         .await
         .expect("I1: every update seen");
     let updates = start.elapsed();
     let cpu_updated = process::cpu_seconds();
+    let usage_updated = process::usage();
     // The process's high-water mark so far: the informer alone (the writers were the helper).
     let peak_rss = process::peak_rss_kib().unwrap_or(0);
 
@@ -205,6 +230,8 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
     writes.await.expect("I1: the in-process writers finish");
     let updates_in_process = start.elapsed();
     let cpu_updated_in_process = process::cpu_seconds();
+    let usage_in_process = process::usage() - usage_updated;
+    let usage_updated = usage_updated - usage_synced;
     cancel.cancel();
     let _ = task.await;
 
@@ -220,6 +247,10 @@ async fn measure(config: Config, helper: &mut Helper, watch_list: bool) -> Value
         "client_cpu_updates_s": cpu_updated - cpu_synced,
         "updates_with_writers_s": updates_in_process.as_secs_f64(),
         "client_cpu_updates_with_writers_s": cpu_updated_in_process - cpu_updated,
+        "client_sys_updates_s": usage_updated.system_s,
+        "client_sys_updates_with_writers_s": usage_in_process.system_s,
+        "context_switches_updates": usage_updated.context_switches,
+        "context_switches_updates_with_writers": usage_in_process.context_switches,
         "peak_rss_kb": peak_rss,
         "peak_rss_with_writers_kb": process::peak_rss_kib().unwrap_or(0),
     })

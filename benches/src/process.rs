@@ -24,11 +24,43 @@ pub fn peak_rss_kib() -> Option<u64> {
 /// CPU seconds (user + system) this process has used so far, from `getrusage`; 0 where
 /// unavailable.
 pub fn cpu_seconds() -> f64 {
-    cpu_seconds_impl()
+    let usage = usage();
+    usage.user_s + usage.system_s
+}
+
+/// What `getrusage` says this process (all its threads) has used so far: zeros where
+/// unavailable.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    /// CPU seconds in user space.
+    pub user_s: f64,
+    /// CPU seconds in the kernel.
+    pub system_s: f64,
+    /// Context switches: a thread gave up the CPU (to wait for I/O, a lock, a timer) or was
+    /// preempted. Each wake-up of an idle runtime thread is one of the first kind.
+    pub context_switches: u64,
+}
+
+impl std::ops::Sub for Usage {
+    type Output = Usage;
+    fn sub(self, earlier: Usage) -> Usage {
+        Usage {
+            user_s: self.user_s - earlier.user_s,
+            system_s: self.system_s - earlier.system_s,
+            context_switches: self
+                .context_switches
+                .saturating_sub(earlier.context_switches),
+        }
+    }
+}
+
+/// This process's [`Usage`] so far.
+pub fn usage() -> Usage {
+    usage_impl()
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn cpu_seconds_impl() -> f64 {
+fn usage_impl() -> Usage {
     /// glibc's `struct timeval` and `struct rusage` on 64-bit Linux.
     #[repr(C)]
     #[derive(Default)]
@@ -41,7 +73,10 @@ fn cpu_seconds_impl() -> f64 {
     struct RUsage {
         utime: TimeVal,
         stime: TimeVal,
-        rest: [i64; 14],
+        /// maxrss to nsignals (12 fields), then nvcsw and nivcsw.
+        rest: [i64; 12],
+        nvcsw: i64,
+        nivcsw: i64,
     }
     unsafe extern "C" {
         fn getrusage(who: i32, usage: *mut RUsage) -> i32;
@@ -50,15 +85,19 @@ fn cpu_seconds_impl() -> f64 {
     let mut usage = RUsage::default();
     // SAFETY: `usage` is a valid, writable `struct rusage` of the platform's layout.
     if unsafe { getrusage(RUSAGE_SELF, &mut usage) } != 0 {
-        return 0.0;
+        return Usage::default();
     }
     let seconds = |t: &TimeVal| t.sec as f64 + t.usec as f64 / 1e6;
-    seconds(&usage.utime) + seconds(&usage.stime)
+    Usage {
+        user_s: seconds(&usage.utime),
+        system_s: seconds(&usage.stime),
+        context_switches: u64::try_from(usage.nvcsw.saturating_add(usage.nivcsw)).unwrap_or(0),
+    }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn cpu_seconds_impl() -> f64 {
-    0.0
+fn usage_impl() -> Usage {
+    Usage::default()
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -89,6 +128,10 @@ mod tests {
             let spin: u64 = (0..2_000_000u64).fold(0, |a, b| a.wrapping_add(b * b));
             std::hint::black_box(spin);
             assert!(spent > 0.0 && super::cpu_seconds() >= spent);
+            // A thread that sleeps gives up the CPU: one more context switch at least.
+            let before = super::usage();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            assert!(super::usage().context_switches > before.context_switches);
         }
     }
 }
