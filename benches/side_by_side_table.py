@@ -6,8 +6,10 @@ wrote (one per run, tagged `_impl`, `_label`, `_id`).
 
 Fields that the harnesses name differently are read under one name: I1's sync CPU is
 `client_cpu_sync_s` here and `cpu_a_s` in the peers, its update phase with the writers in the
-process `client_cpu_updates_with_writers_s` and `cpu_b_s`, its peak RSS with the writers
-`peak_rss_with_writers_kb` and `peak_rss_kb`.
+process `client_cpu_updates_with_writers_s` and `cpu_b_s`, the events per second the handler
+sees with the writers in the process `events_per_s_with_writers` and `events_per_s` (the peers'
+writers are always in the process; clientgo-rs's first round has them in its helper), its
+peak RSS with the writers `peak_rss_with_writers_kb` and `peak_rss_kb`.
 
     side_by_side_table.py FILE.jsonl
 """
@@ -30,7 +32,7 @@ FIELDS = {
     "I1": [("synced_s", ["synced_s", "init_done_s"]),
            ("sync_cpu_s", ["client_cpu_sync_s", "cpu_a_s"]),
            ("update_cpu_with_writers_s", ["client_cpu_updates_with_writers_s", "cpu_b_s"]),
-           ("events_per_s", ["events_per_s"]),
+           ("events_per_s_with_writers", ["events_per_s_with_writers", "events_per_s"]),
            ("peak_rss_with_writers_kb", ["peak_rss_with_writers_kb", "peak_rss_kb"])],
 }
 BASELINE = "clientgo-rs"

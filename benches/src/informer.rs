@@ -246,6 +246,7 @@ async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value 
         "client_cpu_sync_s": cpu_synced - cpu_start,
         "client_cpu_updates_s": cpu_updated - cpu_synced,
         "updates_with_writers_s": updates_in_process.as_secs_f64(),
+        "events_per_s_with_writers": I1_OBJECTS as f64 / updates_in_process.as_secs_f64(),
         "client_cpu_updates_with_writers_s": cpu_updated_in_process - cpu_updated,
         "client_sys_updates_s": usage_updated.system_s,
         "client_sys_updates_with_writers_s": usage_in_process.system_s,
