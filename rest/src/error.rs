@@ -167,6 +167,10 @@ pub enum TransportErrorKind {
     ConnectionReset,
     /// The connection closed before a complete response arrived (client-go's "probable EOF").
     ConnectionClosed,
+    /// The server refused the request's HTTP/2 stream (`REFUSED_STREAM`, as a server does
+    /// with streams past its limit of concurrent ones): it did not process the request, so
+    /// it may be sent again whatever its method, as Go's HTTP/2 transport does.
+    StreamRefused,
     /// The request's time limit passed ([`Config::timeout`](crate::Config::timeout) or the
     /// request's own).
     Timeout,
@@ -193,6 +197,7 @@ impl TransportErrorKind {
             TransportErrorKind::ConnectionClosed => {
                 "connection closed before the response was complete"
             }
+            TransportErrorKind::StreamRefused => "the server refused the request's stream",
             TransportErrorKind::Timeout => "request timed out",
             TransportErrorKind::Protocol => "HTTP protocol error",
             TransportErrorKind::Body => "error reading the response body",

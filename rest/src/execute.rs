@@ -91,7 +91,8 @@ impl Request {
     }
 
     /// Sends the request and returns the response with its body unread (client-go's
-    /// `Stream`). Retried only on 429/5xx with `Retry-After`, never on a transport error.
+    /// `Stream`). Retried only on 429/5xx with `Retry-After`, and after a transport error
+    /// only when the server refused the HTTP/2 stream unprocessed.
     pub async fn stream(self) -> Result<StreamResponse, Error> {
         let start = Instant::now();
         let call = Call::new(self, Mode::Stream)?;

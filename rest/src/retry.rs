@@ -13,7 +13,10 @@
 //!   - [`Request::watch`](crate::Request::watch): any method, after a reset or closed
 //!     connection or a connect or TLS handshake timeout (client-go's `IsProbableEOF ||
 //!     IsTimeout`);
-//!   - [`Request::stream`](crate::Request::stream): never.
+//!   - [`Request::stream`](crate::Request::stream): never;
+//!   - any of the three, whatever the method, when the server refused the request's HTTP/2
+//!     stream (`REFUSED_STREAM`: it processed nothing), as Go's HTTP/2 transport sends such
+//!     a request again below client-go;
 //!
 //! and at most [`DEFAULT_MAX_RETRIES`] times (so 11 round trips), unless the request sets its
 //! own limit. Each retry waits, then passes the client's throttle again; the request's time
@@ -88,18 +91,25 @@ pub fn capped_retry_after(seconds: i64) -> Duration {
 pub(crate) fn is_retryable_error(mode: Mode, method: &Method, kind: TransportErrorKind) -> bool {
     use TransportErrorKind as K;
     match mode {
+        // A refused stream was not processed: sent again whatever the method, as Go's
+        // HTTP/2 transport sends it (`canRetryError`), below client-go's retries.
         Mode::Send => {
-            *method == Method::GET
-                && matches!(
-                    kind,
-                    K::ConnectionReset | K::ConnectionClosed | K::ConnectionRefused
-                )
+            kind == K::StreamRefused
+                || *method == Method::GET
+                    && matches!(
+                        kind,
+                        K::ConnectionReset | K::ConnectionClosed | K::ConnectionRefused
+                    )
         }
         Mode::Watch => matches!(
             kind,
-            K::ConnectionReset | K::ConnectionClosed | K::ConnectTimeout | K::TlsHandshakeTimeout
+            K::ConnectionReset
+                | K::ConnectionClosed
+                | K::ConnectTimeout
+                | K::TlsHandshakeTimeout
+                | K::StreamRefused
         ),
-        Mode::Stream => false,
+        Mode::Stream => kind == K::StreamRefused,
     }
 }
 
@@ -232,6 +242,12 @@ mod tests {
             assert!(!is_retryable_error(Mode::Send, &post, kind));
             assert!(!is_retryable_error(Mode::Send, &Method::PUT, kind));
             assert!(!is_retryable_error(Mode::Stream, &get, kind));
+        }
+        // A refused stream was never processed: any method, any mode.
+        for method in [&get, &post, &Method::PUT, &Method::DELETE, &Method::PATCH] {
+            for mode in [Mode::Send, Mode::Watch, Mode::Stream] {
+                assert!(is_retryable_error(mode, method, K::StreamRefused));
+            }
         }
         assert!(is_retryable_error(Mode::Watch, &get, K::ConnectionClosed));
         assert!(is_retryable_error(Mode::Watch, &get, K::ConnectTimeout));

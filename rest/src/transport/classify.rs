@@ -58,6 +58,7 @@ fn classify_boxed(boxed: BoxError, is_connect: bool, method: &Method, url: &str)
                 TransportErrorKind::ConnectionReset
             }
             Some(Io::UnexpectedEof) => TransportErrorKind::ConnectionClosed,
+            _ if facts.refused => TransportErrorKind::StreamRefused,
             _ if facts.incomplete || facts.closed => TransportErrorKind::ConnectionClosed,
             _ if facts.hyper_timeout => TransportErrorKind::ConnectionClosed,
             _ if facts.hyper || facts.h2 => TransportErrorKind::Protocol,
@@ -83,6 +84,8 @@ struct Facts {
     rustls: Option<rustls::Error>,
     incomplete: bool,
     closed: bool,
+    /// The server refused the stream: the request was not processed.
+    refused: bool,
     hyper_timeout: bool,
     hyper: bool,
     h2: bool,
@@ -128,6 +131,7 @@ impl Facts {
                         h.reason(),
                         Some(h2::Reason::REFUSED_STREAM | h2::Reason::CANCEL)
                     );
+                facts.refused |= h.is_remote() && h.reason() == Some(h2::Reason::REFUSED_STREAM);
                 // h2 reports an I/O failure without a `source`: step into it.
                 if let Some(io) = h.get_io() {
                     next = Some(io);
