@@ -174,7 +174,7 @@ async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value 
         .expect("the handler registers");
 
     let cancel = CancellationToken::new();
-    let cpu_start = process::cpu_seconds();
+    let usage_start = process::usage();
     let start = Instant::now();
     let task = {
         let (informer, cancel) = (informer.clone(), cancel.clone());
@@ -184,8 +184,8 @@ async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value 
         .await
         .expect("I1: the informer syncs");
     let synced = start.elapsed();
-    let cpu_synced = process::cpu_seconds();
     let usage_synced = process::usage();
+    let cpu_sync_s = (usage_synced - usage_start).cpu_s();
     assert_eq!(informer.indexer().len(), I1_OBJECTS, "I1: objects cached");
     if SYNC_ONLY.get() {
         cancel.cancel();
@@ -195,7 +195,7 @@ async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value 
             "sync": if watch_list { "streaming list (or LIST + WATCH if not served)" } else { "LIST + WATCH" },
             "server": server_name(),
             "synced_s": synced.as_secs_f64(),
-            "client_cpu_sync_s": cpu_synced - cpu_start,
+            "client_cpu_sync_s": cpu_sync_s,
             "peak_rss_kb": process::peak_rss_kib().unwrap_or(0),
         });
     }
@@ -213,7 +213,6 @@ async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value 
         .await
         .expect("I1: every update seen");
     let updates = start.elapsed();
-    let cpu_updated = process::cpu_seconds();
     let usage_updated = process::usage();
     // The process's high-water mark so far: the informer alone (the writers were the helper).
     let peak_rss = process::peak_rss_kib().unwrap_or(0);
@@ -229,7 +228,6 @@ async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value 
         .expect("I1: every in-process update seen");
     writes.await.expect("I1: the in-process writers finish");
     let updates_in_process = start.elapsed();
-    let cpu_updated_in_process = process::cpu_seconds();
     let usage_in_process = process::usage() - usage_updated;
     let usage_updated = usage_updated - usage_synced;
     cancel.cancel();
@@ -243,11 +241,11 @@ async fn measure(config: Config, mut helper: Helper, watch_list: bool) -> Value 
         "events_per_s": I1_OBJECTS as f64 / updates.as_secs_f64(),
         "updates_s": updates.as_secs_f64(),
         "writer_s": writer_s,
-        "client_cpu_sync_s": cpu_synced - cpu_start,
-        "client_cpu_updates_s": cpu_updated - cpu_synced,
+        "client_cpu_sync_s": cpu_sync_s,
+        "client_cpu_updates_s": usage_updated.cpu_s(),
         "updates_with_writers_s": updates_in_process.as_secs_f64(),
         "events_per_s_with_writers": I1_OBJECTS as f64 / updates_in_process.as_secs_f64(),
-        "client_cpu_updates_with_writers_s": cpu_updated_in_process - cpu_updated,
+        "client_cpu_updates_with_writers_s": usage_in_process.cpu_s(),
         "client_sys_updates_s": usage_updated.system_s,
         "client_sys_updates_with_writers_s": usage_in_process.system_s,
         "context_switches_updates": usage_updated.context_switches,

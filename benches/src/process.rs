@@ -24,8 +24,7 @@ pub fn peak_rss_kib() -> Option<u64> {
 /// CPU seconds (user + system) this process has used so far, from `getrusage`; 0 where
 /// unavailable.
 pub fn cpu_seconds() -> f64 {
-    let usage = usage();
-    usage.user_s + usage.system_s
+    usage().cpu_s()
 }
 
 /// What `getrusage` says this process (all its threads) has used so far: zeros where
@@ -39,6 +38,13 @@ pub struct Usage {
     /// Context switches: a thread gave up the CPU (to wait for I/O, a lock, a timer) or was
     /// preempted. Each wake-up of an idle runtime thread is one of the first kind.
     pub context_switches: u64,
+}
+
+impl Usage {
+    /// CPU seconds, user and kernel.
+    pub fn cpu_s(&self) -> f64 {
+        self.user_s + self.system_s
+    }
 }
 
 impl std::ops::Sub for Usage {
