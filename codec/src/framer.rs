@@ -70,6 +70,10 @@ pub enum FrameError {
         /// Its offset from the start of the body.
         offset: u64,
     },
+    /// A protobuf watch frame that is not a watch event this client can read (malformed, or
+    /// of a kind it has no schema for).
+    #[error("unreadable protobuf watch event: {0}")]
+    Protobuf(#[from] crate::protobuf::ProtobufError),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +116,11 @@ impl Default for Framer {
 }
 
 impl Framer {
+    /// The cap on one frame, in bytes.
+    pub fn max_frame(&self) -> usize {
+        self.max_frame
+    }
+
     /// A framer refusing frames over `max_frame` bytes.
     pub fn new(max_frame: usize) -> Self {
         Self {

@@ -51,6 +51,69 @@ use serde::de::DeserializeOwned;
 use tokio::time::{Instant, Sleep};
 
 use crate::framer::{DEFAULT_MAX_FRAME, FrameError, Framer};
+use crate::protobuf::{LengthFramer, WireFormat};
+
+/// The framer of the body's format; a protobuf body's events are turned into JSON in a
+/// buffer kept from one event to the next.
+enum Frames {
+    Json(Framer),
+    Protobuf(LengthFramer, Vec<u8>),
+}
+
+impl Frames {
+    fn new(format: WireFormat, max_frame: usize) -> Self {
+        match format {
+            WireFormat::Json => Frames::Json(Framer::new(max_frame)),
+            WireFormat::Protobuf => Frames::Protobuf(LengthFramer::new(max_frame), Vec::new()),
+        }
+    }
+
+    fn format(&self) -> WireFormat {
+        match self {
+            Frames::Json(_) => WireFormat::Json,
+            Frames::Protobuf(..) => WireFormat::Protobuf,
+        }
+    }
+
+    fn max_frame(&self) -> usize {
+        match self {
+            Frames::Json(framer) => framer.max_frame(),
+            Frames::Protobuf(framer, _) => framer.max_frame(),
+        }
+    }
+
+    fn push(&mut self, chunk: Bytes) {
+        match self {
+            Frames::Json(framer) => framer.push(chunk),
+            Frames::Protobuf(framer, _) => framer.push(chunk),
+        }
+    }
+
+    fn next_frame(&mut self) -> Result<Option<Bytes>, FrameError> {
+        match self {
+            Frames::Json(framer) => framer.next_frame(),
+            Frames::Protobuf(framer, _) => framer.next_frame(),
+        }
+    }
+
+    fn in_frame(&self) -> bool {
+        match self {
+            Frames::Json(framer) => framer.in_frame(),
+            Frames::Protobuf(framer, _) => framer.in_frame(),
+        }
+    }
+
+    fn pending_len(&self) -> usize {
+        match self {
+            Frames::Json(framer) => framer.pending_len(),
+            Frames::Protobuf(framer, _) => framer.pending_len(),
+        }
+    }
+}
+
+/// A protobuf event's JSON is written to a buffer kept from one event to the next; past this
+/// capacity (after an unusually large event) the buffer is let go.
+const SCRATCH_KEPT: usize = 1 << 20;
 
 /// A boxed error from the transport under a watch body.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -133,7 +196,7 @@ pub type UndecodableHandler = Box<dyn Fn(&WatchError) + Send + Sync>;
 /// Use [`next`](Watch::next), or the [`Stream`] implementation.
 pub struct Watch<T> {
     body: Option<WatchBody>,
-    framer: Framer,
+    frames: Frames,
     idle_timeout: Option<Duration>,
     idle: Option<Pin<Box<Sleep>>>,
     /// Skip an undecodable event (true) or end the stream on it (the default).
@@ -167,7 +230,7 @@ impl<T: DeserializeOwned> Watch<T> {
     pub fn from_boxed(body: WatchBody) -> Self {
         Self {
             body: Some(body),
-            framer: Framer::new(DEFAULT_MAX_FRAME),
+            frames: Frames::new(WireFormat::Json, DEFAULT_MAX_FRAME),
             idle_timeout: None,
             idle: None,
             skip_undecodable: false,
@@ -198,7 +261,15 @@ impl<T: DeserializeOwned> Watch<T> {
 
     /// Refuses events larger than `bytes` (default [`DEFAULT_MAX_FRAME`], 64 MiB).
     pub fn with_max_frame(mut self, bytes: usize) -> Self {
-        self.framer = Framer::new(bytes);
+        self.frames = Frames::new(self.frames.format(), bytes);
+        self
+    }
+
+    /// Reads the body as `format` (JSON by default): protobuf bodies
+    /// (`application/vnd.kubernetes.protobuf;stream=watch`) are split into length-prefixed
+    /// frames and each event turned into JSON ([`crate::protobuf`]) before it is decoded.
+    pub fn with_format(mut self, format: WireFormat) -> Self {
+        self.frames = Frames::new(format, self.frames.max_frame());
         self
     }
 
@@ -235,18 +306,34 @@ impl<T: DeserializeOwned> Watch<T> {
             let Some(body) = self.body.as_mut() else {
                 return Poll::Ready(None);
             };
-            match self.framer.next_frame() {
+            match self.frames.next_frame() {
                 Err(error) => return self.fail(error.into()),
                 Ok(Some(frame)) => {
-                    let source = match crate::json::from_slice(&frame) {
+                    let json: &[u8] = match &mut self.frames {
+                        Frames::Json(_) => &frame,
+                        Frames::Protobuf(_, scratch) => {
+                            if scratch.capacity() > SCRATCH_KEPT {
+                                *scratch = Vec::new();
+                            }
+                            scratch.clear();
+                            if let Err(error) =
+                                crate::protobuf::watch_event_to_json(&frame, scratch)
+                            {
+                                return self.fail(WatchError::Frame(error.into()));
+                            }
+                            scratch
+                        }
+                    };
+                    let source = match crate::json::from_slice(json) {
                         Ok(event) => return Poll::Ready(Some(Ok(event))),
                         Err(source) => source,
                     };
+                    let valid = crate::json::is_valid(json);
                     let error = WatchError::Decode {
                         source,
                         frame_len: frame.len(),
                     };
-                    if !self.skip_undecodable || !crate::json::is_valid(&frame) {
+                    if !self.skip_undecodable || !valid {
                         return self.fail(error);
                     }
                     self.undecodable += 1;
@@ -272,8 +359,8 @@ impl<T: DeserializeOwned> Watch<T> {
                 }
                 Poll::Ready(None) => {
                     self.stop();
-                    if self.framer.in_frame() {
-                        let pending = self.framer.pending_len();
+                    if self.frames.in_frame() {
+                        let pending = self.frames.pending_len();
                         return Poll::Ready(Some(Err(WatchError::Truncated { pending })));
                     }
                     return Poll::Ready(None);
@@ -286,7 +373,7 @@ impl<T: DeserializeOwned> Watch<T> {
                             sleep.as_mut().reset(Instant::now() + idle);
                         }
                         if !data.is_empty() {
-                            self.framer.push(data);
+                            self.frames.push(data);
                         }
                     }
                 }
