@@ -78,8 +78,13 @@ impl ApiError {
         target: RequestTarget<'_>,
     ) -> ApiError {
         let json_like = content_type.is_none_or(|ct| media_type(ct).ends_with("json"));
-        if json_like {
-            if let Ok(status) = serde_json::from_slice::<Status>(body) {
+        // A Status in protobuf (the answer to a request that accepted it), as JSON.
+        let mut transcoded = Vec::new();
+        let protobuf = content_type.is_some_and(clientgo_codec::protobuf::is_protobuf)
+            && clientgo_codec::protobuf::object_to_json(body, &mut transcoded).is_ok();
+        if json_like || protobuf {
+            let json = if protobuf { &transcoded[..] } else { body };
+            if let Ok(status) = serde_json::from_slice::<Status>(json) {
                 // The kind is checked because any JSON object decodes as a Status.
                 if status.kind == "Status" && status.is_failure() {
                     return ApiError { status, http_code };
@@ -345,6 +350,36 @@ mod tests {
             resource,
             name,
         }
+    }
+
+    #[test]
+    fn a_status_in_protobuf_is_read_as_the_status() {
+        // kube-apiserver 1.36.2's 404 for a ConfigMap GET that accepted protobuf.
+        let body = include_bytes!("../../codec/tests/fixtures/protobuf/status404.pb");
+        let error = ApiError::from_response(
+            404,
+            Some("application/vnd.kubernetes.protobuf"),
+            None,
+            body,
+            target("GET", "configmaps", "nope"),
+        );
+        assert!(error.is_not_found());
+        assert_eq!(error.status.message, r#"configmaps "nope" not found"#);
+        assert_eq!(error.status.details.as_ref().unwrap().kind, "configmaps");
+        // Damaged, it is a 404 all the same, its bytes not quoted.
+        let error = ApiError::from_response(
+            404,
+            Some("application/vnd.kubernetes.protobuf"),
+            None,
+            &body[..body.len() - 10],
+            target("GET", "configmaps", "nope"),
+        );
+        assert!(error.is_not_found());
+        assert!(
+            !error.status.message.contains("k8s"),
+            "{}",
+            error.status.message
+        );
     }
 
     #[test]

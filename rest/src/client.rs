@@ -55,6 +55,8 @@ pub(crate) struct ClientInner {
     pub(crate) max_response_bytes: usize,
     /// [`Config::max_list_item_bytes`].
     pub(crate) max_list_item_bytes: usize,
+    /// [`Config::accept_protobuf`].
+    pub(crate) accept_protobuf: bool,
     /// [`Config::read_idle_timeout`].
     pub(crate) read_idle_timeout: Option<Duration>,
     /// When a long throttle wait was last logged at info level.
@@ -211,6 +213,7 @@ impl RestClientBuilder {
                 default_namespace: config.default_namespace.clone(),
                 max_response_bytes: config.max_response_bytes,
                 max_list_item_bytes: config.max_list_item_bytes,
+                accept_protobuf: config.accept_protobuf,
                 read_idle_timeout: config.read_idle_timeout.filter(|t| !t.is_zero()),
                 throttle_logged: Mutex::new(None),
             }),

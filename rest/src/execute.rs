@@ -38,6 +38,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use clientgo_codec::protobuf::WireFormat;
 use http::{HeaderValue, StatusCode};
 use tokio::time::Instant;
 use tracing::Instrument;
@@ -106,6 +107,12 @@ impl Request {
     /// watch events for `clientgo_codec::Watch` (client-go's `Watch`). Not throttled on the
     /// first attempt; see the module documentation for what happens when it cannot connect.
     pub async fn watch(self) -> Result<Body, Error> {
+        Ok(self.watch_with_format().await?.1)
+    }
+
+    /// [`watch`](Self::watch), with the format of the body the server chose (from its
+    /// `Content-Type`): JSON, or Kubernetes protobuf where the request's `Accept` allowed it.
+    pub async fn watch_with_format(self) -> Result<(WireFormat, Body), Error> {
         let start = Instant::now();
         let call = Call::new(self, Mode::Watch)?;
         let span = call.journey.span.clone();
@@ -272,49 +279,51 @@ impl Call {
         self.handle_warnings(response.headers());
         if is_success(response.status()) {
             let (parts, body) = response.into_parts();
-            let body = match deadline {
-                Some(deadline) => body::with_deadline(
-                    body,
-                    deadline,
-                    self.request.method.clone(),
-                    self.url.clone(),
-                ),
-                None => body,
-            };
             return Ok(StreamResponse {
                 status: parts.status,
                 headers: parts.headers,
-                body,
+                body: self.bounded(body, deadline),
             });
         }
         Err(self.error_response(response, deadline).await)
     }
 
-    async fn watch(&self) -> Result<Body, Error> {
+    async fn watch(&self) -> Result<(WireFormat, Body), Error> {
         let (response, deadline) = match self.attempts().await {
             Ok(outcome) => outcome,
             Err(Error::Transport(e))
                 if retry::is_retryable_error(Mode::Watch, &self.request.method, e.kind()) =>
             {
                 tracing::debug!(url = %self.url, error = %e, "watch could not be opened; returning an empty watch");
-                return Ok(body::empty());
+                return Ok((WireFormat::Json, body::empty()));
             }
             Err(e) => return Err(e),
         };
         self.handle_warnings(response.headers());
         if response.status() == StatusCode::OK {
-            let (_, body) = response.into_parts();
-            return Ok(match deadline {
-                Some(deadline) => body::with_deadline(
-                    body,
-                    deadline,
-                    self.request.method.clone(),
-                    self.url.clone(),
-                ),
-                None => body,
-            });
+            let (parts, body) = response.into_parts();
+            let format = WireFormat::of(
+                parts
+                    .headers
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok()),
+            );
+            return Ok((format, self.bounded(body, deadline)));
         }
         Err(self.error_response(response, deadline).await)
+    }
+
+    /// A response body that fails once the request's deadline passes, if it has one.
+    fn bounded(&self, body: Body, deadline: Option<Instant>) -> Body {
+        match deadline {
+            Some(deadline) => body::with_deadline(
+                body,
+                deadline,
+                self.request.method.clone(),
+                self.url.clone(),
+            ),
+            None => body,
+        }
     }
 
     /// Reads (a bounded amount of) an error response and turns it into an [`ApiError`].

@@ -480,10 +480,26 @@ impl<T> ResourceClient<T> {
     where
         T: DeserializeOwned,
     {
-        Ok(Watch::from_boxed(Box::pin(self.watch_body(params).await?)))
+        let request = params.apply(self.request(Method::GET));
+        let request = if self.asks_protobuf() {
+            request.header(ACCEPT.as_str(), clientgo_codec::protobuf::ACCEPT)
+        } else {
+            self.accept(request, false)
+        };
+        let (format, body) = request.watch_with_format().await?;
+        Ok(Watch::from_boxed(Box::pin(body)).with_format(format))
     }
 
-    /// [`watch`](Self::watch)'s response body, undecoded (for a decoder of one's own).
+    /// Whether watches ask for protobuf: the configuration allows it, the objects are whole
+    /// (not reduced to their metadata) and the codec reads the resource's kind in it.
+    fn asks_protobuf(&self) -> bool {
+        !self.metadata_only
+            && self.client.inner().accept_protobuf
+            && clientgo_codec::protobuf::serves(&self.group, &self.version, &self.plural)
+    }
+
+    /// [`watch`](Self::watch)'s response body, undecoded (for a decoder of one's own), always
+    /// asked for in JSON.
     pub async fn watch_body(&self, params: &WatchParams) -> Result<Body, Error> {
         let request = params.apply(self.request(Method::GET));
         self.accept(request, false).watch().await

@@ -172,6 +172,14 @@ pub struct Config {
     /// kube-apiserver 1.36 answered 8 concurrent merge patches about 5 % faster that way than
     /// as 8 streams of one HTTP/2 connection, for the same client CPU (benches/README.md, I1).
     pub disable_http2: bool,
+    /// Ask for watches in Kubernetes protobuf where the client can read the resource's
+    /// objects in it (ConfigMaps and Secrets; [`clientgo_codec::protobuf::serves`]), taking
+    /// JSON where the server answers with it, as client-go's clientsets ask
+    /// (`application/vnd.kubernetes.protobuf, application/json`). On by default:
+    /// kube-apiserver writes protobuf several times faster than JSON (a streaming list of
+    /// 10,000 ConfigMaps arrives in about a third of the time). The events decode into the
+    /// same types either way.
+    pub accept_protobuf: bool,
     /// Send credentials (a token, a password, an exec plugin's token) over plain `http`.
     /// Off by default: a hand-built configuration with an `http://` URL and credentials is
     /// refused when the client is built, since anyone on the path could read them. A
@@ -201,6 +209,7 @@ impl Config {
             http2_read_idle_timeout: DEFAULT_HTTP2_READ_IDLE_TIMEOUT,
             http2_ping_timeout: DEFAULT_HTTP2_PING_TIMEOUT,
             disable_http2: std::env::var_os(DISABLE_HTTP2_ENV).is_some_and(|v| !v.is_empty()),
+            accept_protobuf: true,
             allow_insecure_credentials: false,
         }
     }
@@ -301,6 +310,7 @@ impl fmt::Debug for Config {
             .field("http2_read_idle_timeout", &self.http2_read_idle_timeout)
             .field("http2_ping_timeout", &self.http2_ping_timeout)
             .field("disable_http2", &self.disable_http2)
+            .field("accept_protobuf", &self.accept_protobuf)
             .field(
                 "allow_insecure_credentials",
                 &self.allow_insecure_credentials,

@@ -1,6 +1,7 @@
 //! The REST client against a real kube-apiserver 1.36 (clientgo-envtest): discovery, aggregated
 //! and classic, and the RESTMapper on the real API surface; typed errors as the real server
-//! sends them; server-side apply with a conflict between field managers.
+//! sends them; server-side apply with a conflict between field managers; watches in
+//! protobuf.
 //!
 //! One control plane serves every test of this binary; each test works in a namespace of its
 //! own, and cluster-scoped objects (CRDs) get unique names. Without the control plane's
@@ -11,6 +12,7 @@
 mod apply;
 mod discovery;
 mod errors;
+mod protobuf;
 mod restmapper;
 
 use std::future::Future;
