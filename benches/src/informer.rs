@@ -28,6 +28,11 @@
 //! part, and how many times a thread of the process gave up the CPU (each wake-up of an idle
 //! runtime thread is one).
 //!
+//! The informer's watches ask for protobuf, as the library does by default
+//! ([`Config::accept_protobuf`]; kube-apiserver answers ConfigMaps in it, apiserver-sim in
+//! JSON); `CLIENTGO_BENCH_I1_FORMAT=json` asks for JSON alone. Reported as `watch_format`.
+//! The writers' patches and their answers are JSON either way.
+//!
 //! The informer caches [`Compact<ConfigMap>`](clientgo_apimachinery::Compact), the form this
 //! project recommends; its handler decodes `data` of every object it is handed, as a
 //! controller reading the value would.
@@ -109,6 +114,10 @@ pub fn i1_list_sync() -> Value {
 /// Chooses the informer's runtime; see the module documentation.
 const RUNTIME_ENV: &str = "CLIENTGO_BENCH_I1_RUNTIME";
 
+/// Chooses what the informer's watches ask for: `protobuf` (the library's default, JSON
+/// where the server has no protobuf) or `json`.
+const FORMAT_ENV: &str = "CLIENTGO_BENCH_I1_FORMAT";
+
 /// Tells the helper not to reset the values of ConfigMaps that exist (for a sync alone).
 const NO_RESET_ENV: &str = "CLIENTGO_BENCH_I1_NO_RESET";
 
@@ -135,8 +144,16 @@ fn i1_with(watch_list: bool) -> Value {
             .expect("a tokio runtime"),
         other => panic!("{RUNTIME_ENV}={other}: one-worker, two-workers or current-thread"),
     };
-    let mut figures = rt.block_on(measure(unthrottled(config), helper, watch_list));
+    let mut config = unthrottled(config);
+    let format = std::env::var(FORMAT_ENV).unwrap_or_else(|_| "protobuf".to_owned());
+    config.accept_protobuf = match format.as_str() {
+        "protobuf" => true,
+        "json" => false,
+        other => panic!("{FORMAT_ENV}={other}: protobuf or json"),
+    };
+    let mut figures = rt.block_on(measure(config, helper, watch_list));
     figures["runtime"] = json!(flavor);
+    figures["watch_format"] = json!(format);
     figures
 }
 
