@@ -9,7 +9,7 @@
 //!   decode errors that never quote a value.
 //! * [`json_scan`]: the byte classes and the string skipping shared by the scanners of list
 //!   bodies (the REST client's list decoder) and watch bodies ([`Framer`]).
-//! * [`protobuf`]: Kubernetes protobuf objects and watch events turned into the JSON the
+//! * [`protobuf`]: Kubernetes protobuf objects, lists and watch events turned into the JSON the
 //!   server would have sent, for the kinds it knows; kube-apiserver writes protobuf several
 //!   times faster.
 //! * [`Framer`]: splits a watch response body into its JSON documents, across chunk

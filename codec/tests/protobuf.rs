@@ -52,6 +52,34 @@ fn objects_read_as_the_server_writes_them_in_json() {
 }
 
 #[test]
+fn a_list_comes_out_in_pieces_an_item_at_a_time() {
+    for (name, items) in [("list", 2), ("empty-list", 0), ("status404", usize::MAX)] {
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        protobuf::object_to_json_pieces::<ProtobufError>(
+            &fixture(&format!("{name}.pb")),
+            |piece| {
+                pieces.push(piece.to_vec());
+                Ok(())
+            },
+        )
+        .unwrap();
+        // The members but the items, each item, the close; a Status at once.
+        let expected = if items == usize::MAX { 1 } else { items + 2 };
+        assert_eq!(pieces.len(), expected, "{name}");
+        let json: Value = serde_json::from_slice(&pieces.concat()).unwrap();
+        let server: Value = serde_json::from_slice(&fixture(&format!("{name}.json"))).unwrap();
+        assert_eq!(json, server, "{name}");
+    }
+    // The sink's error stops the pieces.
+    let mut calls = 0;
+    let result = protobuf::object_to_json_pieces(&fixture("list.pb"), |_| {
+        calls += 1;
+        Err(ProtobufError::Truncated)
+    });
+    assert_eq!((result, calls), (Err(ProtobufError::Truncated), 1));
+}
+
+#[test]
 fn watch_events_read_as_the_server_writes_them_in_json() {
     // A streaming list of the same namespace, asked once in each format: ADDED events, then
     // the bookmark that ends the initial events.

@@ -9,8 +9,9 @@
 //! when it is not zero.
 //!
 //! To teach the codec a kind: add its message here, list it in [`message_for`], and, for a
-//! resource whose watches should be asked for in protobuf, in [`serves`]. Its fields must all
-//! be of the [`Kind`]s below: a kind with a field the codec cannot render stays JSON.
+//! resource whose lists and watches should be asked for in protobuf, in [`serves`]. Its
+//! fields must all be of the [`Kind`]s below: a kind with a field the codec cannot render
+//! stays JSON.
 
 /// A protobuf message and the JSON object it becomes.
 #[derive(Debug)]

@@ -12,7 +12,6 @@ use std::io::Write as _;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use clientgo_apimachinery::Time;
 
 use super::ProtobufError;
 use super::schema::{Emit, Field, Kind, Message};
@@ -29,61 +28,29 @@ pub(crate) fn write_object(
     out.push(b'{');
     out.extend_from_slice(prefix);
     let mut first = prefix.is_empty();
-    write_fields(message, bytes, &mut first, out)?;
+    write_fields(message, bytes, 0, &mut first, out)?;
     out.push(b'}');
     Ok(())
 }
 
-fn write_fields(
+/// Writes the members of `bytes`, a `message`, but field `skip` (0: none).
+pub(crate) fn write_fields(
     message: &Message,
     bytes: &[u8],
+    skip: u32,
     first: &mut bool,
     out: &mut Vec<u8>,
 ) -> Result<(), ProtobufError> {
-    let mut reader = Reader::new(bytes);
-    let mut last = 0;
-    let mut ascending = true;
-    while let Some((number, _)) = reader.field()? {
-        ascending &= number >= last;
-        last = number;
-    }
-    let mut seen = 0u64;
-    if ascending {
-        let mut reader = Reader::new(bytes);
-        loop {
-            let start = reader.pos();
-            let Some((number, _)) = reader.field()? else {
-                break;
-            };
-            let mut end = reader.pos();
-            loop {
-                let mut peek = reader.clone();
-                match peek.field()? {
-                    Some((next, _)) if next == number => {
-                        reader = peek;
-                        end = reader.pos();
-                    }
-                    _ => break,
-                }
-            }
-            if let Some(field) = message.fields.iter().find(|f| f.number == number) {
-                seen |= bit(number);
-                write_field(message, field, &bytes[start..end], first, out)?;
-            }
+    let (mark, was_first) = (out.len(), *first);
+    let seen = match write_runs(message, bytes, skip, first, out)? {
+        Some(seen) => seen,
+        None => {
+            // Numbers went down: start again, field by field.
+            out.truncate(mark);
+            *first = was_first;
+            write_scattered(message, bytes, skip, first, out)?
         }
-    } else {
-        for field in message.fields {
-            let mut reader = Reader::new(bytes);
-            let mut any = false;
-            while let Some((number, _)) = reader.field()? {
-                any |= number == field.number;
-            }
-            if any {
-                seen |= bit(field.number);
-                write_field(message, field, bytes, first, out)?;
-            }
-        }
-    }
+    };
     // Go writes an empty list's items as `[]`; protobuf has nothing to say it.
     for field in message.fields {
         if let (Kind::Messages(_), Emit::Present) = (field.kind, field.emit) {
@@ -96,12 +63,73 @@ fn write_fields(
     Ok(())
 }
 
+/// Writes a message whose field numbers never go down, a run of equal numbers at a time, in
+/// one pass; returns the fields seen, or `None` (having written part of it) if a number goes
+/// down.
+fn write_runs(
+    message: &Message,
+    bytes: &[u8],
+    skip: u32,
+    first: &mut bool,
+    out: &mut Vec<u8>,
+) -> Result<Option<u64>, ProtobufError> {
+    let mut seen = bit(skip);
+    let mut reader = Reader::new(bytes);
+    // The run being read: its field number and where it starts.
+    let mut run: Option<(u32, usize)> = None;
+    loop {
+        let start = reader.pos();
+        let next = reader.field()?.map(|(number, _)| number);
+        if let Some((number, run_start)) = run {
+            if next == Some(number) {
+                continue;
+            }
+            if next.is_some_and(|next| next < number) {
+                return Ok(None);
+            }
+            let listed = message.fields.iter().find(|f| f.number == number);
+            if let Some(field) = listed.filter(|f| f.number != skip) {
+                seen |= bit(number);
+                write_field(message, field, &bytes[run_start..start], first, out)?;
+            }
+        }
+        match next {
+            Some(number) => run = Some((number, start)),
+            None => return Ok(Some(seen)),
+        }
+    }
+}
+
+/// Writes a message whose fields come in any order: each field listed in the schema, from
+/// every place it appears. Returns the fields seen.
+fn write_scattered(
+    message: &Message,
+    bytes: &[u8],
+    skip: u32,
+    first: &mut bool,
+    out: &mut Vec<u8>,
+) -> Result<u64, ProtobufError> {
+    let mut seen = bit(skip);
+    for field in message.fields.iter().filter(|f| f.number != skip) {
+        let mut reader = Reader::new(bytes);
+        let mut any = false;
+        while let Some((number, _)) = reader.field()? {
+            any |= number == field.number;
+        }
+        if any {
+            seen |= bit(field.number);
+            write_field(message, field, bytes, first, out)?;
+        }
+    }
+    Ok(seen)
+}
+
 fn bit(number: u32) -> u64 {
     1u64.checked_shl(number).unwrap_or(0)
 }
 
 /// The values of `field` in `bytes` (part or all of its message), in order.
-fn values<'a>(
+pub(crate) fn values<'a>(
     message: &Message,
     field: &Field,
     bytes: &'a [u8],
@@ -133,7 +161,7 @@ fn wrong_type(message: &'static str, field: u32) -> ProtobufError {
     ProtobufError::FieldType { message, field }
 }
 
-fn bytes_of(value: Value<'_>) -> &[u8] {
+pub(crate) fn bytes_of(value: Value<'_>) -> &[u8] {
     match value {
         Value::Bytes(bytes) => bytes,
         _ => &[],
@@ -197,13 +225,11 @@ fn write_field(
                     let _ = write!(out, "{v}");
                 }
                 Kind::Time => {
-                    let Some(time) = time(message, field, bytes_of(value))? else {
+                    let Some(seconds) = time(message, field, bytes_of(value))? else {
                         return Ok(());
                     };
                     key(field, first, out);
-                    out.push(b'"');
-                    let _ = write!(out, "{time}");
-                    out.push(b'"');
+                    write_rfc3339(seconds, out);
                 }
                 _ => {
                     key(field, first, out);
@@ -260,10 +286,11 @@ fn write_field(
     Ok(())
 }
 
-/// A `metav1.Time` (written in RFC 3339 to the second in UTC, as Go writes it); `None` for
-/// the zero time, which kube-apiserver 1.36 leaves out of its JSON (`omitzero`; earlier
-/// servers wrote `null`, which decodes the same).
-fn time(message: &Message, field: &Field, bytes: &[u8]) -> Result<Option<Time>, ProtobufError> {
+/// A `metav1.Time`'s seconds since the Unix epoch (its nanoseconds are not written, as Go
+/// writes none); `None` for the zero time, which kube-apiserver 1.36 leaves out of its JSON
+/// (`omitzero`; earlier servers wrote `null`, which decodes the same). Times outside the years
+/// 0000 to 9999, which Go cannot write in JSON either, are an error.
+fn time(message: &Message, field: &Field, bytes: &[u8]) -> Result<Option<i64>, ProtobufError> {
     let mut reader = Reader::new(bytes);
     let (mut seconds, mut nanos) = (0i64, 0i64);
     while let Some((number, value)) = reader.field()? {
@@ -279,12 +306,47 @@ fn time(message: &Message, field: &Field, bytes: &[u8]) -> Result<Option<Time>, 
     if seconds == 0 && nanos == 0 {
         return Ok(None);
     }
-    Time::from_unix_seconds(seconds)
-        .map(Some)
-        .map_err(|_| ProtobufError::Time {
+    // 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+    if !(-62_167_219_200..=253_402_300_799).contains(&seconds) {
+        return Err(ProtobufError::Time {
             message: message.name,
             field: field.number,
-        })
+        });
+    }
+    Ok(Some(seconds))
+}
+
+/// `"YYYY-MM-DDTHH:MM:SSZ"` for seconds since the Unix epoch in the years 0000 to 9999 (the
+/// civil-from-days algorithm of Howard Hinnant's `chrono`-compatible date library).
+fn write_rfc3339(seconds: i64, out: &mut Vec<u8>) {
+    let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let digits = |out: &mut Vec<u8>, value: i64, width: u32| {
+        for i in (0..width).rev() {
+            out.push(b'0' + (value / 10_i64.pow(i) % 10) as u8);
+        }
+    };
+    out.push(b'"');
+    digits(out, year, 4);
+    out.push(b'-');
+    digits(out, month, 2);
+    out.push(b'-');
+    digits(out, day, 2);
+    out.push(b'T');
+    digits(out, secs / 3_600, 2);
+    out.push(b':');
+    digits(out, secs / 60 % 60, 2);
+    out.push(b':');
+    digits(out, secs % 60, 2);
+    out.extend_from_slice(b"Z\"");
 }
 
 /// A `metav1.FieldsV1`: the JSON of its field 1, checked to be one JSON value.
@@ -319,6 +381,18 @@ fn write_base64(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Whether any of the eight bytes of `word` is a control character, `"` or `\`.
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH != 0;
+    // A byte below 0x20: subtracting 0x20 borrows into its high bit (bytes of 0x80 and up
+    // have it set already, and are told apart by `!word`).
+    word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0
+        || has_zero(word ^ (ONES * u64::from(b'"')))
+        || has_zero(word ^ (ONES * u64::from(b'\\')))
+}
+
 /// Whether a byte must be escaped in a JSON string.
 static ESCAPE: [bool; 256] = {
     let mut table = [false; 256];
@@ -335,17 +409,33 @@ static ESCAPE: [bool; 256] = {
 /// A protobuf string as a JSON string. Bytes that are not UTF-8 become U+FFFD, as Go's JSON
 /// encoder writes them.
 pub(crate) fn write_str(bytes: &[u8], out: &mut Vec<u8>) {
-    let text = String::from_utf8_lossy(bytes);
-    let bytes = text.as_bytes();
+    let lossy;
+    let bytes = match std::str::from_utf8(bytes) {
+        Ok(_) => bytes,
+        Err(_) => {
+            lossy = String::from_utf8_lossy(bytes);
+            lossy.as_bytes()
+        }
+    };
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Eight bytes at a time while none needs escaping (most strings need none).
+        if let Some(word) = bytes.get(i..i + 8) {
+            if !needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        i += 1;
         if !ESCAPE[b as usize] {
             continue;
         }
-        out.extend_from_slice(&bytes[start..i]);
-        start = i + 1;
+        out.extend_from_slice(&bytes[start..i - 1]);
+        start = i;
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -353,7 +443,10 @@ pub(crate) fn write_str(bytes: &[u8], out: &mut Vec<u8>) {
             b'\r' => out.extend_from_slice(b"\\r"),
             b'\t' => out.extend_from_slice(b"\\t"),
             _ => {
-                let _ = write!(out, "\\u{b:04x}");
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 15)]);
             }
         }
     }
@@ -374,6 +467,67 @@ mod tests {
         out.clear();
         write_str(b"ok\xffno", &mut out);
         assert_eq!(out, "\"ok\u{fffd}no\"".as_bytes());
+    }
+
+    #[test]
+    fn a_word_needs_escaping_when_one_of_its_bytes_does() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let mut word = [b'a'; 8];
+                word[at] = b;
+                assert_eq!(
+                    needs_escape(u64::from_le_bytes(word)),
+                    ESCAPE[usize::from(b)],
+                    "byte {b:#04x} at {at}"
+                );
+            }
+        }
+        // Bytes of 0x80 and up beside small ones.
+        assert!(!needs_escape(u64::from_le_bytes(*b"\xff\x80 !#~\x7f\xc3")));
+    }
+
+    #[test]
+    fn long_strings_escape_wherever_the_byte_is() {
+        for at in 0..40 {
+            for special in ["\"", "\\", "\n", "\u{1f}", "é", "\u{7f}"] {
+                let mut text = "x".repeat(40);
+                text.insert_str(at, special);
+                let mut out = Vec::new();
+                write_str(text.as_bytes(), &mut out);
+                let back: String = serde_json::from_slice(&out).unwrap();
+                assert_eq!(back, text);
+            }
+        }
+    }
+
+    #[test]
+    fn times_are_written_as_go_writes_them() {
+        let seed = 0x2545_f491_4f6c_dd1du64;
+        println!("seed {seed:#x}");
+        let mut rng = seed;
+        let mut samples = vec![
+            1,
+            -1,
+            86_399,
+            86_400,
+            951_782_400,
+            -62_167_219_200,
+            253_402_300_799,
+        ];
+        for _ in 0..10_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            samples.push((rng % 315_569_520_000) as i64 - 62_167_219_200);
+        }
+        for seconds in samples {
+            let mut out = Vec::new();
+            write_rfc3339(seconds, &mut out);
+            let expected = clientgo_apimachinery::Time::from_unix_seconds(seconds)
+                .unwrap()
+                .to_rfc3339();
+            assert_eq!(out, format!("\"{expected}\"").as_bytes(), "{seconds}");
+        }
     }
 
     #[test]

@@ -37,6 +37,7 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<u64, ProtobufError> {
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
@@ -56,6 +57,7 @@ impl<'a> Reader<'a> {
         Err(ProtobufError::Varint)
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], ProtobufError> {
         let end = self
             .pos
@@ -68,6 +70,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field's number and value; `None` at the end of the message.
+    #[inline]
     pub(crate) fn field(&mut self) -> Result<Option<(u32, Value<'a>)>, ProtobufError> {
         if self.pos == self.buf.len() {
             return Ok(None);
