@@ -353,6 +353,9 @@ pub enum ListFailure {
     /// A member other than the items (`kind`, `apiVersion`, `metadata`, an `items` that is
     /// not an array, a repeated member) is not what a list has.
     Fields,
+    /// The body is Kubernetes protobuf this client cannot read (malformed, or of a kind it
+    /// has no schema for); `body_len` is the protobuf's size.
+    Protobuf,
 }
 
 impl DecodeError {

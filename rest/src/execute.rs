@@ -76,12 +76,12 @@ impl Request {
 
     /// Sends the request as [`send`](Request::send) does (same throttling, retries, time limit,
     /// metrics, warnings and errors) but hands a 2xx body to `on_chunk` chunk by chunk as it
-    /// arrives instead of collecting it; an error from `on_chunk` stops the reading. The body
+    /// arrives, with the body's format (from its `Content-Type`), instead of collecting it; an error from `on_chunk` stops the reading. The body
     /// is never sent again once it has started: a failure reading it is an error. Returns the
     /// response's status.
     pub(crate) async fn send_chunks<F>(self, on_chunk: &mut F) -> Result<StatusCode, Error>
     where
-        F: FnMut(&[u8]) -> Result<(), Error>,
+        F: FnMut(WireFormat, &[u8]) -> Result<(), Error>,
     {
         let start = Instant::now();
         let call = Call::new(self, Mode::Send)?;
@@ -120,6 +120,15 @@ impl Request {
         call.observe_latency(start);
         result
     }
+}
+
+/// The format of a response body, from its `Content-Type`.
+fn format_of(headers: &http::HeaderMap) -> WireFormat {
+    WireFormat::of(
+        headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+    )
 }
 
 /// A request ready to be sent: everything the loop needs, computed once.
@@ -228,7 +237,7 @@ impl Call {
 
     async fn send_chunks<F>(&self, on_chunk: &mut F) -> Result<StatusCode, Error>
     where
-        F: FnMut(&[u8]) -> Result<(), Error>,
+        F: FnMut(WireFormat, &[u8]) -> Result<(), Error>,
     {
         let (response, deadline) = self.attempts().await?;
         let (parts, body) = response.into_parts();
@@ -238,6 +247,7 @@ impl Call {
             return Err(self.api_error(parts.status, &parts.headers, &bytes));
         }
         self.handle_warnings(&parts.headers);
+        let format = format_of(&parts.headers);
         let read = async {
             use http_body_util::BodyExt as _;
             let mut body = self.idle_bounded(body);
@@ -250,7 +260,7 @@ impl Call {
                     if len > limit {
                         return Err(self.too_large_error());
                     }
-                    on_chunk(data)?;
+                    on_chunk(format, data)?;
                 }
             }
             Ok(len)
@@ -302,13 +312,7 @@ impl Call {
         self.handle_warnings(response.headers());
         if response.status() == StatusCode::OK {
             let (parts, body) = response.into_parts();
-            let format = WireFormat::of(
-                parts
-                    .headers
-                    .get(http::header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok()),
-            );
-            return Ok((format, self.bounded(body, deadline)));
+            return Ok((format_of(&parts.headers), self.bounded(body, deadline)));
         }
         Err(self.error_response(response, deadline).await)
     }

@@ -16,10 +16,16 @@
 //! list for `...;as=PartialObjectMetadataList;...`, and the server answers objects reduced to
 //! `meta.k8s.io/v1` `PartialObjectMetadata` (a server that cannot, and falls back to the plain
 //! JSON the header also accepts, answers whole objects, which decode to their metadata too).
-//! client-go asks for protobuf first; this client speaks JSON only. Creating or replacing an
+//! client-go asks for protobuf first; a metadata client speaks JSON only. Creating or replacing an
 //! object from its metadata alone would wipe the rest of it, so a metadata client refuses
 //! `create`, `update` and `update_status` (client-go's metadata client has no such verbs);
 //! patches and deletes work and answer partial objects.
+//!
+//! Lists and watches of the resources [`clientgo_codec::protobuf`] reads (ConfigMaps and
+//! Secrets) ask for `Accept: application/vnd.kubernetes.protobuf, application/json`, as
+//! client-go's clientsets do, unless [`Config::accept_protobuf`](crate::Config::accept_protobuf)
+//! is off; the answer is read in whichever format the server chose. Everything else, and
+//! every write, is JSON.
 //!
 //! Differences from client-go: `update` takes the name explicitly (so any serializable `T`
 //! works, not only types with metadata); `delete` and `delete_collection` return what the
@@ -27,6 +33,7 @@
 //! finalizers, a `Status` when it is done), where client-go drops it.
 
 use clientgo_codec::Watch;
+use clientgo_codec::protobuf::{ProtobufError, WireFormat};
 use std::any::Any;
 use std::marker::PhantomData;
 
@@ -42,7 +49,7 @@ use serde::{Deserialize, Serialize};
 use crate::api_error::ApiError;
 use crate::body::Body;
 use crate::client::{Response, RestClient};
-use crate::error::{DecodeError, Error};
+use crate::error::{DecodeError, Error, ListFailure};
 use crate::list_decode::{ListBody, ListDecoder};
 use crate::request::{
     DeleteParams, GetParams, ListParams, PatchParams, PatchType, PostParams, Request, WatchParams,
@@ -300,7 +307,7 @@ impl<T> ResourceClient<T> {
     where
         T: DeserializeOwned + 'static,
     {
-        let request = self.accept(params.apply(self.request(Method::GET)), true);
+        let request = self.accept_reads(params.apply(self.request(Method::GET)), true);
         let (body, undecodable) = list_body(request).await?;
         let list = match body {
             Deleted::Object(list) => list,
@@ -480,18 +487,23 @@ impl<T> ResourceClient<T> {
     where
         T: DeserializeOwned,
     {
-        let request = params.apply(self.request(Method::GET));
-        let request = if self.asks_protobuf() {
-            request.header(ACCEPT.as_str(), clientgo_codec::protobuf::ACCEPT)
-        } else {
-            self.accept(request, false)
-        };
+        let request = self.accept_reads(params.apply(self.request(Method::GET)), false);
         let (format, body) = request.watch_with_format().await?;
         Ok(Watch::from_boxed(Box::pin(body)).with_format(format))
     }
 
-    /// Whether watches ask for protobuf: the configuration allows it, the objects are whole
-    /// (not reduced to their metadata) and the codec reads the resource's kind in it.
+    /// The `Accept` header of a list or a watch: protobuf where [`Self::asks_protobuf`],
+    /// otherwise as [`Self::accept`] sets it.
+    fn accept_reads(&self, request: Request, list: bool) -> Request {
+        if self.asks_protobuf() {
+            request.header(ACCEPT.as_str(), clientgo_codec::protobuf::ACCEPT)
+        } else {
+            self.accept(request, list)
+        }
+    }
+
+    /// Whether lists and watches ask for protobuf: the configuration allows it, the objects
+    /// are whole (not reduced to their metadata) and the codec reads the resource's kind in it.
     fn asks_protobuf(&self) -> bool {
         !self.metadata_only
             && self.client.inner().accept_protobuf
@@ -513,8 +525,8 @@ impl<T> ResourceClient<T> {
 pub struct PartialList<T> {
     /// The items that decoded, with the list's metadata.
     pub list: ObjectList<T>,
-    /// One error per item left out, each a [`ListFailure::Item`](crate::ListFailure::Item)
-    /// or [`ListFailure::ItemTooLarge`](crate::ListFailure::ItemTooLarge) naming its index.
+    /// One error per item left out, each a [`ListFailure::Item`]
+    /// or [`ListFailure::ItemTooLarge`] naming its index.
     pub undecodable: Vec<DecodeError>,
 }
 
@@ -530,9 +542,36 @@ async fn list_body<T: DeserializeOwned + 'static>(
     let mut decoder = ListDecoder::<T>::new()
         .with_max_item_bytes(inner.max_list_item_bytes)
         .skipping_undecodable();
+    // A protobuf list is read whole (client-go reads every list whole), then handed to the
+    // decoder as JSON an item at a time.
+    let mut protobuf: Option<Vec<u8>> = None;
     let code = request
-        .send_chunks(&mut |chunk: &[u8]| decoder.push(chunk).map_err(Error::from))
+        .send_chunks(&mut |format, chunk: &[u8]| match format {
+            WireFormat::Json => decoder.push(chunk).map_err(Error::from),
+            WireFormat::Protobuf => {
+                protobuf
+                    .get_or_insert_with(Vec::new)
+                    .extend_from_slice(chunk);
+                Ok(())
+            }
+        })
         .await?;
+    if let Some(body) = protobuf {
+        clientgo_codec::protobuf::object_to_json_pieces(&body, |json| {
+            decoder
+                .push(json)
+                .map_err(|error| ListError::Other(error.into()))
+        })
+        .map_err(|error| match error {
+            ListError::Protobuf(error) => Error::from(DecodeError::for_list(
+                std::any::type_name::<T>(),
+                ListFailure::Protobuf,
+                error.to_string(),
+                body.len() as u64,
+            )),
+            ListError::Other(error) => error,
+        })?;
+    }
     let undecodable = decoder.take_skipped();
     for error in &undecodable {
         tracing::warn!(host = %inner.authority, %error, "left an undecodable item out of a list");
@@ -555,6 +594,20 @@ async fn list_body<T: DeserializeOwned + 'static>(
         ListBody::Status(status) => Deleted::Status(status),
     };
     Ok((body, undecodable))
+}
+
+/// What stopped a protobuf list on its way to the list decoder.
+enum ListError {
+    /// The protobuf could not be read.
+    Protobuf(ProtobufError),
+    /// The decoder refused its JSON.
+    Other(Error),
+}
+
+impl From<ProtobufError> for ListError {
+    fn from(error: ProtobufError) -> Self {
+        ListError::Protobuf(error)
+    }
 }
 
 /// Gives the items of a list of [`DynamicObject`]s that carry neither `apiVersion` nor `kind`

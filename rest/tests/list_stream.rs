@@ -1,6 +1,7 @@
 //! `ResourceClient::list` and `delete_collection` decode their bodies as they arrive: against
 //! a scripted `HttpClient` whose bodies come in small chunks, fail part way, end early or
-//! stall, and answers that are a `Status`, an error or a transport failure first.
+//! stall, and answers that are a `Status`, an error or a transport failure first; a list
+//! in protobuf decodes as the same list in JSON.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -28,6 +29,8 @@ enum Answer {
         stall: bool,
     },
     Fail(TransportErrorKind),
+    /// A 200 in Kubernetes protobuf, in chunks of this many bytes.
+    Protobuf(&'static [u8], usize),
 }
 
 fn ok(body: &'static str, chunk: usize) -> Answer {
@@ -103,6 +106,23 @@ impl HttpClient for Scripted {
                     *response.status_mut() = http::StatusCode::from_u16(status).unwrap();
                     Ok(response)
                 }
+                Answer::Protobuf(body, chunk) => {
+                    let chunks = body
+                        .chunks(chunk)
+                        .map(|c| Ok(Bytes::from_static(c)))
+                        .collect();
+                    let body: Body = Chunks {
+                        chunks,
+                        stall: false,
+                    }
+                    .boxed();
+                    let mut response = http::Response::new(body);
+                    response.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/vnd.kubernetes.protobuf"),
+                    );
+                    Ok(response)
+                }
                 Answer::Fail(kind) => Err(TransportError::new(
                     kind,
                     request.method().clone(),
@@ -163,6 +183,48 @@ async fn a_list_in_small_chunks_decodes_as_the_whole_body_does() {
             ["GET http://apiserver.test:6443/api/v1/namespaces/default/configmaps?timeout=30s"]
         );
     }
+}
+
+/// kube-apiserver 1.36.2's list of two ConfigMaps, in protobuf and in JSON.
+const PROTOBUF_LIST: &[u8] = include_bytes!("../../codec/tests/fixtures/protobuf/list.pb");
+const PROTOBUF_LIST_JSON: &[u8] = include_bytes!("../../codec/tests/fixtures/protobuf/list.json");
+
+#[tokio::test]
+async fn a_protobuf_list_decodes_as_the_same_list_in_json() {
+    let mut json: clientgo_apimachinery::ObjectList<DynamicObject> =
+        serde_json::from_slice(PROTOBUF_LIST_JSON).unwrap();
+    for item in &mut json.items {
+        item.types = Some(clientgo_apimachinery::TypeMeta::new("v1", "ConfigMap"));
+    }
+    for chunk in [1, 7, PROTOBUF_LIST.len()] {
+        let script = Scripted::new(vec![Answer::Protobuf(PROTOBUF_LIST, chunk)]);
+        let list = config_maps(&script, None)
+            .list(&ListParams::default())
+            .await
+            .unwrap();
+        assert_eq!(list, json, "chunks of {chunk} bytes");
+        assert_eq!(names(&list.items), ["owner", "rich"]);
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_protobuf_list_is_a_decode_error() {
+    let damaged = &PROTOBUF_LIST[..PROTOBUF_LIST.len() - 40];
+    let script = Scripted::new(vec![Answer::Protobuf(damaged, 64)]);
+    let error = config_maps(&script, None)
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    let Error::Decode(decode) = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(decode.list, Some(ListFailure::Protobuf), "{error}");
+    assert_eq!(decode.body_len, damaged.len());
+    assert_eq!(
+        script.sent().len(),
+        1,
+        "a list read whole is not sent again"
+    );
 }
 
 #[tokio::test(start_paused = true)]

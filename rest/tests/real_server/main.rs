@@ -1,6 +1,6 @@
 //! The REST client against a real kube-apiserver 1.36 (clientgo-envtest): discovery, aggregated
 //! and classic, and the RESTMapper on the real API surface; typed errors as the real server
-//! sends them; server-side apply with a conflict between field managers; watches in
+//! sends them; server-side apply with a conflict between field managers; lists and watches in
 //! protobuf.
 //!
 //! One control plane serves every test of this binary; each test works in a namespace of its

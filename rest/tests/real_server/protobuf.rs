@@ -1,13 +1,13 @@
-//! Watches in Kubernetes protobuf: kube-apiserver answers a ConfigMap or Secret watch in
-//! protobuf when asked, and the events decode into the very objects the same watch gives in
-//! JSON. (An expired watch's ERROR event, a protobuf Status, is read in the codec's tests
+//! Lists and watches in Kubernetes protobuf: kube-apiserver answers a ConfigMap or Secret
+//! list or watch in protobuf when asked, and it decodes into the very objects the same request
+//! gives in JSON. (An expired watch's ERROR event, a protobuf Status, is read in the codec's tests
 //! from a real server's bytes: tests/fixtures/protobuf/gone.pb there.)
 
 use std::collections::BTreeMap;
 
 use clientgo_apimachinery::{Object, WatchEvent};
 use clientgo_envtest::ControlPlane;
-use clientgo_rest::{PostParams, ResourceClient, RestClient, WatchParams};
+use clientgo_rest::{ListParams, PostParams, ResourceClient, RestClient, WatchParams};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -55,7 +55,7 @@ fn meta(name: &str) -> ObjectMeta {
 }
 
 #[tokio::test]
-async fn config_maps_and_secrets_watched_in_protobuf_are_the_objects_json_gives() {
+async fn config_maps_and_secrets_listed_and_watched_in_protobuf_are_the_objects_json_gives() {
     let Some(cp) = crate::control_plane() else {
         return;
     };
@@ -133,20 +133,39 @@ async fn config_maps_and_secrets_watched_in_protobuf_are_the_objects_json_gives(
     let secrets_from_json =
         initial_events(&ResourceClient::<Secret>::namespaced(&json, &namespace)).await;
 
-    let watches: Vec<_> = seen
+    let lists = ListParams::default();
+    let listed = within("a list", config_maps.list(&lists)).await.unwrap();
+    let secrets_listed = within("a list", secrets.list(&lists)).await.unwrap();
+    let listed_json = within(
+        "a list",
+        ResourceClient::<ConfigMap>::namespaced(&json, &namespace).list(&lists),
+    )
+    .await
+    .unwrap();
+    let secrets_listed_json = within(
+        "a list",
+        ResourceClient::<Secret>::namespaced(&json, &namespace).list(&lists),
+    )
+    .await
+    .unwrap();
+
+    let answered: Vec<_> = seen
         .lock()
         .unwrap()
         .iter()
         .filter(|s| s.accept.contains("protobuf"))
         .map(|s| (s.path.clone(), s.content_type.clone()))
         .collect();
-    assert_eq!(watches.len(), 2, "{watches:?}");
-    for (path, content_type) in &watches {
-        assert_eq!(
-            content_type, "application/vnd.kubernetes.protobuf;stream=watch",
-            "{path}"
+    assert_eq!(answered.len(), 4, "two watches, two lists: {answered:?}");
+    for (path, content_type) in &answered {
+        assert!(
+            content_type.starts_with("application/vnd.kubernetes.protobuf"),
+            "{path}: {content_type}"
         );
     }
+    assert_eq!(listed.items, listed_json.items);
+    assert_eq!(listed.items, from_json);
+    assert_eq!(secrets_listed.items, secrets_listed_json.items);
     assert_eq!(from_protobuf.len(), 2, "owner, rich");
     assert_eq!(from_protobuf, from_json);
     assert_eq!(secrets_from_protobuf, secrets_from_json);
