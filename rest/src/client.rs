@@ -234,10 +234,29 @@ pub struct Response {
 
 impl Response {
     /// Decodes the body as JSON (nested up to [`json::MAX_DEPTH`](crate::json::MAX_DEPTH)
-    /// levels).
+    /// levels); a body in Kubernetes protobuf (`Content-Type:
+    /// application/vnd.kubernetes.protobuf`, the answer to a request that accepted it) is
+    /// turned into the JSON the server would have sent first
+    /// ([`clientgo_codec::protobuf`]).
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {
-        crate::json::from_slice(&self.body)
-            .map_err(|e| DecodeError::of::<T>(&e, self.body.len()).into())
+        let body = self.json_body::<T>()?;
+        crate::json::from_slice(&body).map_err(|e| DecodeError::of::<T>(&e, body.len()).into())
+    }
+
+    /// The body as JSON: as it came, or made from its protobuf.
+    pub(crate) fn json_body<T>(&self) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
+        let protobuf = self
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(clientgo_codec::protobuf::is_protobuf);
+        if !protobuf {
+            return Ok(std::borrow::Cow::Borrowed(&self.body));
+        }
+        let mut json = Vec::with_capacity(self.body.len() * 3 / 2);
+        clientgo_codec::protobuf::object_to_json(&self.body, &mut json)
+            .map_err(|e| DecodeError::protobuf::<T>(&e, self.body.len()))?;
+        Ok(std::borrow::Cow::Owned(json))
     }
 
     /// Whether the server answered 201 Created (client-go's `WasCreated`).

@@ -372,6 +372,22 @@ impl DecodeError {
         }
     }
 
+    /// Describes `error`, which happened turning `body_len` bytes of protobuf into JSON to
+    /// decode as `T`.
+    pub(crate) fn protobuf<T>(
+        error: &clientgo_codec::protobuf::ProtobufError,
+        body_len: usize,
+    ) -> Self {
+        DecodeError {
+            type_name: std::any::type_name::<T>(),
+            message: error.to_string(),
+            line: 0,
+            column: 0,
+            body_len,
+            list: None,
+        }
+    }
+
     /// A failure decoding a list item by item, after `body_len` bytes of the body.
     pub(crate) fn for_list(
         type_name: &'static str,

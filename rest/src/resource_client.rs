@@ -21,11 +21,12 @@
 //! `create`, `update` and `update_status` (client-go's metadata client has no such verbs);
 //! patches and deletes work and answer partial objects.
 //!
-//! Lists and watches of the resources [`clientgo_codec::protobuf`] reads (ConfigMaps and
-//! Secrets) ask for `Accept: application/vnd.kubernetes.protobuf, application/json`, as
-//! client-go's clientsets do, unless [`Config::accept_protobuf`](crate::Config::accept_protobuf)
-//! is off; the answer is read in whichever format the server chose. Everything else, and
-//! every write, is JSON.
+//! Requests for the resources [`clientgo_codec::protobuf`] reads (ConfigMaps and Secrets)
+//! ask for their answers in protobuf (`Accept: application/vnd.kubernetes.protobuf,
+//! application/json`), as client-go's clientsets do, unless
+//! [`Config::accept_protobuf`](crate::Config::accept_protobuf) is off; the answer is read in
+//! whichever format the server chose. Request bodies are JSON (client-go sends protobuf
+//! there too), as is everything about other resources.
 //!
 //! Differences from client-go: `update` takes the name explicitly (so any serializable `T`
 //! works, not only types with metadata); `delete` and `delete_collection` return what the
@@ -282,7 +283,7 @@ impl<T> ResourceClient<T> {
         T: DeserializeOwned,
     {
         let request = params.apply(self.request(Method::GET).name(name));
-        self.accept(request, false).send().await?.json()
+        self.accept_objects(request, false).send().await?.json()
     }
 
     /// Lists the objects. The items are decoded one by one as the body arrives
@@ -307,7 +308,7 @@ impl<T> ResourceClient<T> {
     where
         T: DeserializeOwned + 'static,
     {
-        let request = self.accept_reads(params.apply(self.request(Method::GET)), true);
+        let request = self.accept_objects(params.apply(self.request(Method::GET)), true);
         let (body, undecodable) = list_body(request).await?;
         let list = match body {
             Deleted::Object(list) => list,
@@ -328,7 +329,7 @@ impl<T> ResourceClient<T> {
     {
         self.writes_whole_objects("create")?;
         let request = params.apply(self.request(Method::POST)).json(object);
-        request.send().await?.json()
+        self.accept_objects(request, false).send().await?.json()
     }
 
     /// Replaces the object `name` with `object` (its `resourceVersion` guards against
@@ -341,7 +342,7 @@ impl<T> ResourceClient<T> {
         let request = params
             .apply(self.request(Method::PUT).name(name))
             .json(object);
-        request.send().await?.json()
+        self.accept_objects(request, false).send().await?.json()
     }
 
     /// Replaces the status of the object `name` (the `status` subresource).
@@ -356,7 +357,8 @@ impl<T> ResourceClient<T> {
     {
         self.writes_whole_objects("update the status of")?;
         let request = self.request(Method::PUT).name(name).subresource("status");
-        params.apply(request).json(object).send().await?.json()
+        let request = params.apply(request).json(object);
+        self.accept_objects(request, false).send().await?.json()
     }
 
     /// Patches the object `name`. An [`Apply`](PatchType::Apply) patch needs
@@ -454,7 +456,9 @@ impl<T> ResourceClient<T> {
         if let Some(subresource) = subresource {
             request = request.subresource(subresource);
         }
-        Ok(self.accept(params.apply_to(request), false).json(patch))
+        Ok(self
+            .accept_objects(params.apply_to(request), false)
+            .json(patch))
     }
 
     /// Deletes the object `name`.
@@ -463,7 +467,7 @@ impl<T> ResourceClient<T> {
         T: DeserializeOwned,
     {
         let request = params.apply(self.request(Method::DELETE).name(name));
-        let response = self.accept(request, false).send().await?;
+        let response = self.accept_objects(request, false).send().await?;
         deleted(&response)
     }
 
@@ -477,7 +481,7 @@ impl<T> ResourceClient<T> {
         T: DeserializeOwned + 'static,
     {
         let request = params.apply(list.apply(self.request(Method::DELETE)));
-        Ok(list_body(self.accept(request, true)).await?.0)
+        Ok(list_body(self.accept_objects(request, true)).await?.0)
     }
 
     /// Opens a watch (client-go's `Watch`): its events, decoded as `T` as they arrive, until
@@ -487,14 +491,14 @@ impl<T> ResourceClient<T> {
     where
         T: DeserializeOwned,
     {
-        let request = self.accept_reads(params.apply(self.request(Method::GET)), false);
+        let request = self.accept_objects(params.apply(self.request(Method::GET)), false);
         let (format, body) = request.watch_with_format().await?;
         Ok(Watch::from_boxed(Box::pin(body)).with_format(format))
     }
 
-    /// The `Accept` header of a list or a watch: protobuf where [`Self::asks_protobuf`],
-    /// otherwise as [`Self::accept`] sets it.
-    fn accept_reads(&self, request: Request, list: bool) -> Request {
+    /// The `Accept` header of a request answered with objects: protobuf where
+    /// [`Self::asks_protobuf`], otherwise as [`Self::accept`] sets it.
+    fn accept_objects(&self, request: Request, list: bool) -> Request {
         if self.asks_protobuf() {
             request.header(ACCEPT.as_str(), clientgo_codec::protobuf::ACCEPT)
         } else {
@@ -502,8 +506,9 @@ impl<T> ResourceClient<T> {
         }
     }
 
-    /// Whether lists and watches ask for protobuf: the configuration allows it, the objects
-    /// are whole (not reduced to their metadata) and the codec reads the resource's kind in it.
+    /// Whether requests answered with objects ask for protobuf: the configuration allows it,
+    /// the objects are whole (not reduced to their metadata) and the codec reads the
+    /// resource's kind in it.
     fn asks_protobuf(&self) -> bool {
         !self.metadata_only
             && self.client.inner().accept_protobuf
@@ -632,14 +637,18 @@ fn deleted<T: DeserializeOwned>(response: &Response) -> Result<Deleted<T>, Error
         #[serde(borrow, default)]
         kind: Option<std::borrow::Cow<'a, str>>,
     }
-    let is_status = serde_json::from_slice::<Kind<'_>>(&response.body)
+    let body = response.json_body::<T>()?;
+    let is_status = serde_json::from_slice::<Kind<'_>>(&body)
         .ok()
         .and_then(|k| k.kind)
         .is_some_and(|k| k == "Status");
     if !is_status {
-        return response.json().map(Deleted::Object);
+        return crate::json::from_slice(&body)
+            .map(Deleted::Object)
+            .map_err(|e| DecodeError::of::<T>(&e, body.len()).into());
     }
-    let status: Status = response.json()?;
+    let status: Status =
+        crate::json::from_slice(&body).map_err(|e| DecodeError::of::<Status>(&e, body.len()))?;
     if status.is_failure() {
         return Err(ApiError {
             status,

@@ -1,7 +1,7 @@
 //! `ResourceClient::list` and `delete_collection` decode their bodies as they arrive: against
 //! a scripted `HttpClient` whose bodies come in small chunks, fail part way, end early or
 //! stall, and answers that are a `Status`, an error or a transport failure first; a list
-//! in protobuf decodes as the same list in JSON.
+//! (and a get's or a delete's object) in protobuf decodes as the same in JSON.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -225,6 +225,28 @@ async fn a_damaged_protobuf_list_is_a_decode_error() {
         1,
         "a list read whole is not sent again"
     );
+}
+
+#[tokio::test]
+async fn a_protobuf_object_from_a_get_or_a_delete_decodes_as_its_json() {
+    const RICH: &[u8] = include_bytes!("../../codec/tests/fixtures/protobuf/rich.pb");
+    const RICH_JSON: &[u8] = include_bytes!("../../codec/tests/fixtures/protobuf/rich.json");
+    let json: DynamicObject = serde_json::from_slice(RICH_JSON).unwrap();
+    let script = Scripted::new(vec![
+        Answer::Protobuf(RICH, RICH.len()),
+        Answer::Protobuf(RICH, 100),
+    ]);
+    let client = config_maps(&script, None);
+    let got = client.get("rich", &Default::default()).await.unwrap();
+    assert_eq!(got, json);
+    let Deleted::Object(deleted) = client
+        .delete("rich", &DeleteParams::default())
+        .await
+        .unwrap()
+    else {
+        panic!("the object, still there with its finalizers")
+    };
+    assert_eq!(deleted, json);
 }
 
 #[tokio::test(start_paused = true)]

@@ -172,13 +172,14 @@ pub struct Config {
     /// kube-apiserver 1.36 answered 8 concurrent merge patches about 5 % faster that way than
     /// as 8 streams of one HTTP/2 connection, for the same client CPU (benches/README.md, I1).
     pub disable_http2: bool,
-    /// Ask for lists and watches in Kubernetes protobuf where the client can read the
-    /// resource's objects in it (ConfigMaps and Secrets; [`clientgo_codec::protobuf::serves`]),
-    /// taking JSON where the server answers with it, as client-go's clientsets ask
+    /// Ask for answers in Kubernetes protobuf (lists, watches, and the objects a get, create,
+    /// update, patch or delete returns) where the client can read the resource's objects in
+    /// it (ConfigMaps and Secrets; [`clientgo_codec::protobuf::serves`]), taking JSON where
+    /// the server answers with it, as client-go's clientsets ask
     /// (`application/vnd.kubernetes.protobuf, application/json`). On by default:
     /// kube-apiserver writes protobuf several times faster than JSON (a streaming list of
     /// 10,000 ConfigMaps arrives in about a third of the time). The objects decode into the
-    /// same types either way; writes and their answers stay JSON.
+    /// same types either way; request bodies stay JSON.
     pub accept_protobuf: bool,
     /// Send credentials (a token, a password, an exec plugin's token) over plain `http`.
     /// Off by default: a hand-built configuration with an `http://` URL and credentials is

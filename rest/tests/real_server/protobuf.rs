@@ -1,4 +1,4 @@
-//! Lists and watches in Kubernetes protobuf: kube-apiserver answers a ConfigMap or Secret
+//! Answers in Kubernetes protobuf: kube-apiserver answers a ConfigMap or Secret create, get,
 //! list or watch in protobuf when asked, and it decodes into the very objects the same request
 //! gives in JSON. (An expired watch's ERROR event, a protobuf Status, is read in the codec's tests
 //! from a real server's bytes: tests/fixtures/protobuf/gone.pb there.)
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use clientgo_apimachinery::{Object, WatchEvent};
 use clientgo_envtest::ControlPlane;
-use clientgo_rest::{ListParams, PostParams, ResourceClient, RestClient, WatchParams};
+use clientgo_rest::{GetParams, ListParams, PostParams, ResourceClient, RestClient, WatchParams};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
@@ -149,6 +149,18 @@ async fn config_maps_and_secrets_listed_and_watched_in_protobuf_are_the_objects_
     .await
     .unwrap();
 
+    let got = within("a get", config_maps.get("rich", &GetParams::default()))
+        .await
+        .unwrap();
+    let got_json = within(
+        "a get",
+        ResourceClient::<ConfigMap>::namespaced(&json, &namespace)
+            .get("rich", &GetParams::default()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(got, got_json);
+
     let answered: Vec<_> = seen
         .lock()
         .unwrap()
@@ -156,7 +168,11 @@ async fn config_maps_and_secrets_listed_and_watched_in_protobuf_are_the_objects_
         .filter(|s| s.accept.contains("protobuf"))
         .map(|s| (s.path.clone(), s.content_type.clone()))
         .collect();
-    assert_eq!(answered.len(), 4, "two watches, two lists: {answered:?}");
+    assert_eq!(
+        answered.len(),
+        8,
+        "three creates, two watches, two lists, a get: {answered:?}"
+    );
     for (path, content_type) in &answered {
         assert!(
             content_type.starts_with("application/vnd.kubernetes.protobuf"),
