@@ -28,7 +28,7 @@
 //! part, and how many times a thread of the process gave up the CPU (each wake-up of an idle
 //! runtime thread is one).
 //!
-//! The informer's watches ask for protobuf, as the library does by default
+//! The informer's lists and watches ask for protobuf, as the library does by default
 //! ([`Config::accept_protobuf`]; kube-apiserver answers ConfigMaps in it, apiserver-sim in
 //! JSON); `CLIENTGO_BENCH_I1_FORMAT=json` asks for JSON alone. Reported as `watch_format`.
 //! The writers' patches and their answers are JSON either way.
@@ -114,8 +114,8 @@ pub fn i1_list_sync() -> Value {
 /// Chooses the informer's runtime; see the module documentation.
 const RUNTIME_ENV: &str = "CLIENTGO_BENCH_I1_RUNTIME";
 
-/// Chooses what the informer's watches ask for: `protobuf` (the library's default, JSON
-/// where the server has no protobuf) or `json`.
+/// Chooses what the informer's lists and watches ask for: `protobuf` (the library's default,
+/// JSON where the server has no protobuf) or `json`.
 const FORMAT_ENV: &str = "CLIENTGO_BENCH_I1_FORMAT";
 
 /// Tells the helper not to reset the values of ConfigMaps that exist (for a sync alone).
