@@ -79,6 +79,90 @@ fn a_list_comes_out_in_pieces_an_item_at_a_time() {
     assert_eq!((result, calls), (Err(ProtobufError::Truncated), 1));
 }
 
+/// The pieces `JsonPieces` makes of `body` pushed in chunks of `chunk` bytes.
+fn pieces_of(body: &[u8], chunk: usize) -> Result<Vec<Vec<u8>>, ProtobufError> {
+    let mut reader = protobuf::JsonPieces::new();
+    let mut pieces = Vec::new();
+    for part in body.chunks(chunk.max(1)) {
+        reader.push::<ProtobufError>(part, |piece| {
+            pieces.push(piece.to_vec());
+            Ok(())
+        })?;
+    }
+    reader.finish::<ProtobufError>(|piece| {
+        pieces.push(piece.to_vec());
+        Ok(())
+    })?;
+    Ok(pieces)
+}
+
+#[test]
+fn a_list_arriving_in_chunks_comes_out_an_item_at_a_time() {
+    for (name, items) in [("list", 2), ("empty-list", 0), ("rich", usize::MAX)] {
+        let body = fixture(&format!("{name}.pb"));
+        let server: Value = serde_json::from_slice(&fixture(&format!("{name}.json"))).unwrap();
+        for chunk in [1, 2, 3, 7, 64, 1000, body.len()] {
+            let pieces = pieces_of(&body, chunk).unwrap();
+            // The opening, each item, the rest and the close; anything else at once.
+            let expected = if items == usize::MAX { 1 } else { items + 2 };
+            assert_eq!(pieces.len(), expected, "{name} in chunks of {chunk}");
+            let json: Value = serde_json::from_slice(&pieces.concat()).unwrap();
+            assert_eq!(json, server, "{name} in chunks of {chunk}");
+        }
+    }
+    // The first item is handed on before the second has arrived.
+    let body = fixture("list.pb");
+    let mut reader = protobuf::JsonPieces::new();
+    let mut pieces = 0;
+    reader
+        .push::<ProtobufError>(&body[..body.len() - 10], |_| {
+            pieces += 1;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(pieces, 2, "the opening and the first item");
+}
+
+#[test]
+fn a_list_cut_short_or_damaged_is_an_error_never_a_panic() {
+    // Protobuf has no end marker: a body cut between two fields of the envelope reads as a
+    // shorter object (the transport tells a cut body from a whole one). Cut inside the list's
+    // message, it is an error.
+    let body = fixture("list.pb");
+    // The list's message runs from byte 29 to 4 bytes before the end (the envelope's empty
+    // content encoding and content type follow it).
+    let (list_starts, list_ends) = (29, body.len() - 4);
+    for len in 0..body.len() {
+        for chunk in [1, 5, 100] {
+            if let Ok(pieces) = pieces_of(&body[..len], chunk) {
+                assert!(
+                    len <= list_starts || len >= list_ends,
+                    "{len} bytes in chunks of {chunk}"
+                );
+                serde_json::from_slice::<serde::de::IgnoredAny>(&pieces.concat())
+                    .expect("valid JSON");
+            }
+        }
+    }
+    let seed = 0x1157_cafe;
+    println!("seed {seed:#x}");
+    let mut rng = Rng(seed);
+    let mut failed = 0;
+    for _ in 0..2_000 {
+        let mut damaged = body.clone();
+        let i = (rng.next() as usize) % damaged.len();
+        damaged[i] = rng.next() as u8;
+        match pieces_of(&damaged, 1 + (rng.next() as usize) % 200) {
+            Ok(pieces) => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(&pieces.concat())
+                    .expect("valid JSON");
+            }
+            Err(_) => failed += 1,
+        }
+    }
+    assert!(failed > 100, "{failed}");
+}
+
 #[test]
 fn watch_events_read_as_the_server_writes_them_in_json() {
     // A streaming list of the same namespace, asked once in each format: ADDED events, then

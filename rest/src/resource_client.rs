@@ -34,7 +34,7 @@
 //! finalizers, a `Status` when it is done), where client-go drops it.
 
 use clientgo_codec::Watch;
-use clientgo_codec::protobuf::{ProtobufError, WireFormat};
+use clientgo_codec::protobuf::{JsonPieces, ProtobufError, WireFormat};
 use std::any::Any;
 use std::marker::PhantomData;
 
@@ -547,35 +547,36 @@ async fn list_body<T: DeserializeOwned + 'static>(
     let mut decoder = ListDecoder::<T>::new()
         .with_max_item_bytes(inner.max_list_item_bytes)
         .skipping_undecodable();
-    // A protobuf list is read whole (client-go reads every list whole), then handed to the
-    // decoder as JSON an item at a time.
-    let mut protobuf: Option<Vec<u8>> = None;
+    // A protobuf list is decoded as it arrives too: its items are turned into JSON one by one
+    // as each is in (client-go reads a list whole first).
+    let mut protobuf: Option<(JsonPieces, u64)> = None;
+    let protobuf_error = |error: ListError, read: u64| match error {
+        ListError::Protobuf(error) => Error::from(DecodeError::for_list(
+            std::any::type_name::<T>(),
+            ListFailure::Protobuf,
+            error.to_string(),
+            read,
+        )),
+        ListError::Other(error) => error,
+    };
     let code = request
         .send_chunks(&mut |format, chunk: &[u8]| match format {
             WireFormat::Json => decoder.push(chunk).map_err(Error::from),
             WireFormat::Protobuf => {
-                protobuf
-                    .get_or_insert_with(Vec::new)
-                    .extend_from_slice(chunk);
-                Ok(())
+                let (pieces, read) = protobuf.get_or_insert_with(|| (JsonPieces::new(), 0));
+                *read += chunk.len() as u64;
+                pieces
+                    .push(chunk, |json| {
+                        decoder.push(json).map_err(|e| ListError::Other(e.into()))
+                    })
+                    .map_err(|error| protobuf_error(error, *read))
             }
         })
         .await?;
-    if let Some(body) = protobuf {
-        clientgo_codec::protobuf::object_to_json_pieces(&body, |json| {
-            decoder
-                .push(json)
-                .map_err(|error| ListError::Other(error.into()))
-        })
-        .map_err(|error| match error {
-            ListError::Protobuf(error) => Error::from(DecodeError::for_list(
-                std::any::type_name::<T>(),
-                ListFailure::Protobuf,
-                error.to_string(),
-                body.len() as u64,
-            )),
-            ListError::Other(error) => error,
-        })?;
+    if let Some((pieces, read)) = protobuf {
+        pieces
+            .finish(|json| decoder.push(json).map_err(|e| ListError::Other(e.into())))
+            .map_err(|error| protobuf_error(error, read))?;
     }
     let undecodable = decoder.take_skipped();
     for error in &undecodable {

@@ -28,11 +28,13 @@
 //! Errors name the message and field number, never a value.
 
 mod framer;
+mod pieces;
 mod schema;
 mod transcode;
 mod wire;
 
 pub(crate) use framer::LengthFramer;
+pub use pieces::JsonPieces;
 pub use schema::serves;
 
 use wire::bytes_fields;
@@ -143,7 +145,8 @@ pub fn object_to_json(object: &[u8], out: &mut Vec<u8>) -> Result<(), ProtobufEr
 
 /// [`object_to_json`], handing the JSON to `sink` in pieces: a list's members but its items,
 /// then each item (its comma first), then the close of both; any other object at once. A list's
-/// JSON is never whole in memory, only the protobuf it comes from and one item's JSON.
+/// JSON is never whole in memory, only the protobuf it comes from and one item's JSON. For a
+/// body still arriving, [`JsonPieces`] does the same chunk by chunk.
 pub fn object_to_json_pieces<E: From<ProtobufError>>(
     object: &[u8],
     mut sink: impl FnMut(&[u8]) -> Result<(), E>,
@@ -193,12 +196,18 @@ fn envelope(object: &[u8]) -> Result<(&'static schema::Message, Vec<u8>, &[u8]),
             kind: bounded(kind),
         })?;
     let mut prefix = Vec::with_capacity(kind.len() + api_version.len() + 28);
-    prefix.extend_from_slice(b"\"kind\":\"");
-    prefix.extend_from_slice(kind);
-    prefix.extend_from_slice(b"\",\"apiVersion\":\"");
-    prefix.extend_from_slice(api_version);
-    prefix.push(b'"');
+    write_type(api_version, kind, &mut prefix);
     Ok((message, prefix, raw))
+}
+
+/// The JSON members `"kind":...,"apiVersion":...` of names [`schema::message_for`] knows
+/// (literal names: they need no escaping).
+fn write_type(api_version: &[u8], kind: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\"kind\":\"");
+    out.extend_from_slice(kind);
+    out.extend_from_slice(b"\",\"apiVersion\":\"");
+    out.extend_from_slice(api_version);
+    out.push(b'"');
 }
 
 /// Writes the JSON of a protobuf watch event (one frame's `metav1.WatchEvent`, its length

@@ -39,22 +39,9 @@ impl<'a> Reader<'a> {
 
     #[inline]
     fn varint(&mut self) -> Result<u64, ProtobufError> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let Some(&byte) = self.buf.get(self.pos) else {
-                return Err(ProtobufError::Truncated);
-            };
-            self.pos += 1;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte < 0x80 {
-                // The tenth byte may carry one bit only.
-                if shift == 63 && byte > 1 {
-                    return Err(ProtobufError::Varint);
-                }
-                return Ok(value);
-            }
-        }
-        Err(ProtobufError::Varint)
+        let (value, end) = varint_at(self.buf, self.pos)?.ok_or(ProtobufError::Truncated)?;
+        self.pos = end;
+        Ok(value)
     }
 
     #[inline]
@@ -96,6 +83,26 @@ impl<'a> Reader<'a> {
         };
         Ok(Some((number, value)))
     }
+}
+
+/// The varint at `pos` of `buf` and the position after it; `None` if `buf` ends inside it.
+#[inline]
+pub(crate) fn varint_at(buf: &[u8], pos: usize) -> Result<Option<(u64, usize)>, ProtobufError> {
+    let mut value = 0u64;
+    for (i, shift) in (0..64).step_by(7).enumerate() {
+        let Some(&byte) = buf.get(pos + i) else {
+            return Ok(None);
+        };
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            // The tenth byte may carry one bit only.
+            if shift == 63 && byte > 1 {
+                return Err(ProtobufError::Varint);
+            }
+            return Ok(Some((value, pos + i + 1)));
+        }
+    }
+    Err(ProtobufError::Varint)
 }
 
 /// The last value of each length-delimited field `numbers` of a message (empty where the field

@@ -1,0 +1,249 @@
+//! A protobuf object read as its chunks arrive, its JSON handed on in pieces: a list's items
+//! one at a time, each as soon as its bytes are in, so a list in protobuf is decoded while it
+//! downloads, as a JSON one is, and never held whole (client-go reads a list's body whole,
+//! then decodes it).
+//!
+//! kube-apiserver writes an object's envelope (`runtime.Unknown`) type first, then the object;
+//! a list's message its metadata, then its items. The reader follows that order: once the
+//! type is known and the list's message has begun, each complete item is turned into JSON and
+//! handed on, and the list's other members are kept (they are small) and written after the
+//! items. An envelope in another order, or an object that is not a list, is kept whole and
+//! written when the body ends.
+
+use super::schema::{self, Field, Message};
+use super::wire::{Reader, Value, bytes_fields, varint_at};
+use super::{MAGIC, ProtobufError, transcode};
+
+/// Where the reader is in the body.
+enum State {
+    /// Before the list's message: the envelope so far.
+    Start,
+    /// Inside a list's message, `left` of its bytes still to come.
+    List(List),
+    /// After the list's message: the rest of the envelope.
+    Trailer(List),
+    /// Not a list, or not in the order followed: kept whole.
+    Whole,
+}
+
+struct List {
+    message: &'static Message,
+    items: &'static Field,
+    item: &'static Message,
+    left: usize,
+    first: bool,
+    /// The list message's fields other than its items, as they came.
+    others: Vec<u8>,
+}
+
+/// Reads a protobuf object (`k8s\0` and a `runtime.Unknown`) pushed in chunks and hands the
+/// JSON the server would have sent to a sink in pieces: for a list, its opening, each item
+/// (its comma first), then its other members and the close; for anything else, the whole
+/// object at [`finish`](Self::finish).
+pub struct JsonPieces {
+    buf: Vec<u8>,
+    /// How much of `buf` has been read.
+    pos: usize,
+    state: State,
+    out: Vec<u8>,
+}
+
+impl Default for JsonPieces {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for JsonPieces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonPieces")
+            .field("buffered", &(self.buf.len() - self.pos))
+            .finish_non_exhaustive()
+    }
+}
+
+impl JsonPieces {
+    /// A reader at the start of a body.
+    pub fn new() -> Self {
+        JsonPieces {
+            buf: Vec::new(),
+            pos: 0,
+            state: State::Start,
+            out: Vec::new(),
+        }
+    }
+
+    /// Takes the next chunk of the body; hands `sink` every piece it completes.
+    pub fn push<E: From<ProtobufError>>(
+        &mut self,
+        chunk: &[u8],
+        mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // Let go of what has been read before the buffer grows.
+        if self.pos > 0 && self.pos >= self.buf.len() / 2 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(chunk);
+        if let State::Start = self.state {
+            self.start(&mut sink)?;
+        }
+        if let State::List(_) = self.state {
+            self.items(&mut sink)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the envelope up to the list's message, if it has arrived.
+    fn start<E: From<ProtobufError>>(
+        &mut self,
+        sink: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.buf.len() < MAGIC.len() {
+            return Ok(());
+        }
+        if !self.buf.starts_with(MAGIC) {
+            return Err(ProtobufError::Magic.into());
+        }
+        let mut pos = MAGIC.len();
+        let mut type_meta: Option<(usize, usize)> = None;
+        loop {
+            let Some((key, after_key)) = varint_at(&self.buf, pos)? else {
+                return Ok(());
+            };
+            let Some((len, start)) = varint_at(&self.buf, after_key)? else {
+                return Ok(());
+            };
+            let len = usize::try_from(len).map_err(|_| ProtobufError::Truncated)?;
+            match (key, type_meta) {
+                // The type, whole.
+                (0x0a, None) => {
+                    let end = start.checked_add(len).ok_or(ProtobufError::Truncated)?;
+                    if end > self.buf.len() {
+                        return Ok(());
+                    }
+                    type_meta = Some((start, end));
+                    pos = end;
+                }
+                // The object's message begins.
+                (0x12, Some((from, to))) => {
+                    let [api_version, kind] =
+                        bytes_fields(&self.buf[from..to], "TypeMeta", [1, 2])?;
+                    let message = std::str::from_utf8(api_version)
+                        .ok()
+                        .zip(std::str::from_utf8(kind).ok())
+                        .and_then(|(v, k)| schema::message_for(v, k));
+                    let items = message.and_then(|message| {
+                        message.fields.iter().find_map(|field| match field.kind {
+                            schema::Kind::Messages(item) if field.json == "items" => {
+                                Some((message, field, item))
+                            }
+                            _ => None,
+                        })
+                    });
+                    let Some((message, items, item)) = items else {
+                        self.state = State::Whole;
+                        return Ok(());
+                    };
+                    let mut out = std::mem::take(&mut self.out);
+                    out.clear();
+                    out.push(b'{');
+                    super::write_type(api_version, kind, &mut out);
+                    out.extend_from_slice(b",\"items\":[");
+                    sink(&out)?;
+                    self.out = out;
+                    self.pos = start;
+                    self.state = State::List(List {
+                        message,
+                        items,
+                        item,
+                        left: len,
+                        first: true,
+                        others: Vec::new(),
+                    });
+                    return Ok(());
+                }
+                _ => {
+                    self.state = State::Whole;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Hands on every item of the list that has arrived whole.
+    fn items<E: From<ProtobufError>>(
+        &mut self,
+        sink: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let State::List(list) = &mut self.state else {
+            return Ok(());
+        };
+        while list.left > 0 {
+            let available = (self.buf.len() - self.pos).min(list.left);
+            let bytes = &self.buf[self.pos..self.pos + available];
+            let mut reader = Reader::new(bytes);
+            let (number, value) = match reader.field() {
+                Ok(Some(field)) => field,
+                Ok(None) => return Ok(()),
+                Err(ProtobufError::Truncated) if available < list.left => return Ok(()),
+                Err(error) => return Err(error.into()),
+            };
+            let used = reader.pos();
+            if number == list.items.number {
+                let Value::Bytes(item) = value else {
+                    return Err(ProtobufError::FieldType {
+                        message: list.message.name,
+                        field: number,
+                    }
+                    .into());
+                };
+                self.out.clear();
+                if !std::mem::take(&mut list.first) {
+                    self.out.push(b',');
+                }
+                transcode::write_object(list.item, item, b"", &mut self.out)?;
+                sink(&self.out)?;
+            } else {
+                list.others.extend_from_slice(&bytes[..used]);
+            }
+            self.pos += used;
+            list.left -= used;
+        }
+        let State::List(list) = std::mem::replace(&mut self.state, State::Start) else {
+            unreachable!("matched above")
+        };
+        self.state = State::Trailer(list);
+        Ok(())
+    }
+
+    /// Ends the body: hands on what is left (a list's other members and close, or the whole
+    /// object), or fails if the body ended before the object did.
+    pub fn finish<E: From<ProtobufError>>(
+        mut self,
+        mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match std::mem::replace(&mut self.state, State::Whole) {
+            State::Start | State::Whole => super::object_to_json_pieces(&self.buf, sink),
+            State::List(_) => Err(ProtobufError::Truncated.into()),
+            State::Trailer(list) => {
+                let trailer = &self.buf[self.pos..];
+                let [encoding] = bytes_fields(trailer, "Unknown", [3])?;
+                if !encoding.is_empty() {
+                    return Err(ProtobufError::ContentEncoding.into());
+                }
+                self.out.clear();
+                self.out.push(b']');
+                transcode::write_fields(
+                    list.message,
+                    &list.others,
+                    list.items.number,
+                    &mut false,
+                    &mut self.out,
+                )?;
+                self.out.push(b'}');
+                sink(&self.out)
+            }
+        }
+    }
+}
