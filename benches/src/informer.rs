@@ -31,7 +31,7 @@
 //! The informer's lists and watches ask for protobuf, as the library does by default
 //! ([`Config::accept_protobuf`]; kube-apiserver answers ConfigMaps in it, apiserver-sim in
 //! JSON); `CLIENTGO_BENCH_I1_FORMAT=json` asks for JSON alone. Reported as `watch_format`.
-//! The writers' patches and their answers are JSON either way.
+//! The in-process writers' patch answers come in the same format; their patches are JSON.
 //!
 //! The informer caches [`Compact<ConfigMap>`](clientgo_apimachinery::Compact), the form this
 //! project recommends; its handler decodes `data` of every object it is handed, as a
