@@ -11,11 +11,13 @@
 //! (`client_cpu_updates_with_writers_s`). The process's peak RSS is reported after the first
 //! round (`peak_rss_kb`: the informer alone, sync and update stream) and after the second
 //! (`peak_rss_with_writers_kb`: with the writers in the process, as the peers measure it).
-//! The helper starts an in-process apiserver-sim (over
-//! TLS with a bearer token, as a real cluster is reached), or,
-//! with `CLIENTGO_BENCH_KUBECONFIG` set, talks to that cluster instead (namespace
-//! `clientgo-bench-i1`, created if missing and left behind); `bench-report --envtest` starts
-//! a real kube-apiserver for it (see the envtest crate). Both clients run without the
+//! The helper starts an in-process apiserver-sim (over TLS with a bearer token, as a real
+//! cluster is reached), or, with `CLIENTGO_BENCH_KUBECONFIG` set, talks to that cluster
+//! instead (namespace `clientgo-bench-i1`, created if missing and left behind; a later run
+//! finds the ConfigMaps there and syncs on a server that has been quiet since, as the peers'
+//! harnesses do: each run's values carry a token of their own, so none needs resetting
+//! first); `bench-report --envtest` starts a real kube-apiserver for it (see the envtest
+//! crate). Both clients run without the
 //! client-side throttle (it would measure the throttle). The helper takes commands on
 //! its stdin (`setup`, `write`) and answers on its stdout.
 //!
@@ -71,10 +73,32 @@ pub const SERVER_ENV: &str = "CLIENTGO_BENCH_SERVER";
 const PHASE_LIMIT: Duration = Duration::from_secs(300);
 
 /// The value of ConfigMap `i`'s `data.k` in round `round` (round 0: as created): about
-/// 200 bytes, different in each round.
+/// 200 bytes, different in each round and in each run ([`run_token`]).
 pub fn value(round: u32, i: usize) -> String {
-    format!("round-{round}-object-{i:05}-{}", "x".repeat(170))
+    format!(
+        "round-{round}-{}-object-{i:05}-{}",
+        run_token(),
+        "x".repeat(161)
+    )
 }
+
+/// Names the run in its values, so that the ConfigMaps an earlier run left on a real server
+/// need no reset before this run's rounds change them (each value differs from every earlier
+/// one). The helper is given the informer's (`CLIENTGO_BENCH_I1_RUN`).
+pub fn run_token() -> &'static str {
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN.get_or_init(|| {
+        std::env::var(RUN_ENV).unwrap_or_else(|_| {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            format!("{:08x}", nanos ^ std::process::id().rotate_left(16))
+        })
+    })
+}
+
+/// Hands the informer's run token to its helper.
+const RUN_ENV: &str = "CLIENTGO_BENCH_I1_RUN";
 
 /// A multi-thread runtime of `workers` threads named `name`.
 pub fn runtime(name: &str, workers: usize) -> tokio::runtime::Runtime {
@@ -117,9 +141,6 @@ const RUNTIME_ENV: &str = "CLIENTGO_BENCH_I1_RUNTIME";
 /// Chooses what the informer's lists and watches ask for: `protobuf` (the library's default,
 /// JSON where the server has no protobuf) or `json`.
 const FORMAT_ENV: &str = "CLIENTGO_BENCH_I1_FORMAT";
-
-/// Tells the helper not to reset the values of ConfigMaps that exist (for a sync alone).
-const NO_RESET_ENV: &str = "CLIENTGO_BENCH_I1_NO_RESET";
 
 thread_local! {
     /// Whether the run ends once synced.
@@ -310,7 +331,7 @@ impl Seen {
     /// Starts awaiting round `round`'s values.
     pub fn expect_round(&self, round: u32) {
         let mut state = self.state.lock();
-        state.prefix = Some(format!("round-{round}-"));
+        state.prefix = Some(format!("round-{round}-{}-", run_token()));
         state.names.clear();
     }
 
@@ -357,7 +378,7 @@ impl Helper {
         let exe = std::env::current_exe().expect("bench-report finds itself");
         let mut child = Command::new(exe)
             .arg("--i1-helper")
-            .env(NO_RESET_ENV, if SYNC_ONLY.get() { "1" } else { "" })
+            .env(RUN_ENV, run_token())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -463,28 +484,33 @@ async fn setup(client: &RestClient, sim: Option<&clientgo_apiserver_sim::ApiServ
         );
     }
     let configmaps = ResourceClient::<ConfigMap>::namespaced(client, I1_NAMESPACE);
-    let no_reset = std::env::var(NO_RESET_ENV).is_ok_and(|v| v == "1");
-    for_each_concurrently(I1_OBJECTS, move |i| {
+    // An earlier run's ConfigMaps serve as they are: this run's values differ from theirs.
+    // The last one is created last: if it is there, so are the others.
+    let last = name(I1_OBJECTS - 1);
+    match configmaps.get(&last, &Default::default()).await {
+        Ok(_) => return,
+        Err(err) if err.is_not_found() => {}
+        Err(err) => panic!("I1: cannot read a ConfigMap: {err}"),
+    }
+    for_each_concurrently(I1_OBJECTS - 1, {
         let configmaps = configmaps.clone();
-        async move {
-            let cm: ConfigMap =
-                serde_json::from_value(configmap(I1_NAMESPACE, i)).expect("a ConfigMap");
-            match configmaps.create(&cm, &PostParams::default()).await {
-                Ok(_) => {}
-                // A sync alone needs no particular values.
-                Err(err) if err.is_already_exists() && no_reset => {}
-                Err(err) if err.is_already_exists() => {
-                    let patch = json!({"data": {"k": value(0, i)}});
-                    configmaps
-                        .patch(&name(i), PatchType::Merge, &patch, &PatchParams::default())
-                        .await
-                        .expect("I1: reset a ConfigMap");
-                }
-                Err(err) => panic!("I1: cannot create a ConfigMap: {err}"),
-            }
+        move |i| {
+            let configmaps = configmaps.clone();
+            async move { create_configmap(&configmaps, i).await }
         }
     })
     .await;
+    create_configmap(&configmaps, I1_OBJECTS - 1).await;
+}
+
+/// Creates ConfigMap `i`, unless it exists.
+async fn create_configmap(configmaps: &ResourceClient<ConfigMap>, i: usize) {
+    let cm: ConfigMap = serde_json::from_value(configmap(I1_NAMESPACE, i)).expect("a ConfigMap");
+    match configmaps.create(&cm, &PostParams::default()).await {
+        Ok(_) => {}
+        Err(err) if err.is_already_exists() => {}
+        Err(err) => panic!("I1: cannot create a ConfigMap: {err}"),
+    }
 }
 
 /// Stores `objects` ConfigMaps (and their namespace) directly in `sim`.
