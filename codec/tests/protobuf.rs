@@ -40,8 +40,9 @@ fn frames(body: &[u8]) -> Vec<&[u8]> {
 fn objects_read_as_the_server_writes_them_in_json() {
     // `rich`: labels, annotations with escapes and non-ASCII, finalizers, two owner references
     // (one with controller and blockOwnerDeletion set), managed fields, a deletion timestamp
-    // and grace period of 0, generateName, binaryData and immutable.
-    for name in ["rich", "secret", "list", "empty-list", "status404"] {
+    // and grace period of 0, generateName, binaryData and immutable; `lease`: every field of
+    // a LeaseSpec, its MicroTimes to the microsecond.
+    for name in ["rich", "secret", "list", "empty-list", "status404", "lease"] {
         let json: Value = serde_json::from_slice(&fixture(&format!("{name}.json"))).unwrap();
         assert_eq!(
             transcoded(&fixture(&format!("{name}.pb"))).unwrap(),

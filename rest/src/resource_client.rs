@@ -21,7 +21,7 @@
 //! `create`, `update` and `update_status` (client-go's metadata client has no such verbs);
 //! patches and deletes work and answer partial objects.
 //!
-//! Requests for the resources [`clientgo_codec::protobuf`] reads (ConfigMaps and Secrets)
+//! Requests for the resources [`clientgo_codec::protobuf`] reads (ConfigMaps, Secrets, Leases)
 //! ask for their answers in protobuf (`Accept: application/vnd.kubernetes.protobuf,
 //! application/json`), as client-go's clientsets do, unless
 //! [`Config::accept_protobuf`](crate::Config::accept_protobuf) is off; the answer is read in

@@ -43,6 +43,9 @@ pub(crate) enum Kind {
     /// A `metav1.Time` message (`seconds` 1, `nanos` 2), written in RFC 3339 to the second;
     /// the zero time is left out, as kube-apiserver 1.36 leaves it out.
     Time,
+    /// A `metav1.MicroTime` message (`seconds` 1, `nanos` 2), written in RFC 3339 with six
+    /// fractional digits, as Go writes it; the zero time is `null`.
+    MicroTime,
     /// A `metav1.FieldsV1` message: its field 1 is JSON, written as it is.
     RawJson,
     Message(&'static Message),
@@ -223,6 +226,38 @@ static SECRET_LIST: Message = Message {
     ],
 };
 
+/// `coordinationv1.LeaseSpec`: every field a pointer.
+static LEASE_SPEC: Message = Message {
+    name: "LeaseSpec",
+    fields: &[
+        f(1, "holderIdentity", Kind::String, Present),
+        f(2, "leaseDurationSeconds", Kind::Int, Present),
+        f(3, "acquireTime", Kind::MicroTime, Present),
+        f(4, "renewTime", Kind::MicroTime, Present),
+        f(5, "leaseTransitions", Kind::Int, Present),
+        f(6, "strategy", Kind::String, Present),
+        f(7, "preferredHolder", Kind::String, Present),
+    ],
+};
+
+/// `coordinationv1.Lease`: what leader election reads and writes every few seconds.
+static LEASE: Message = Message {
+    name: "Lease",
+    fields: &[
+        f(1, "metadata", Kind::Message(&OBJECT_META), Present),
+        f(2, "spec", Kind::Message(&LEASE_SPEC), Present),
+    ],
+};
+
+/// `coordinationv1.LeaseList`.
+static LEASE_LIST: Message = Message {
+    name: "LeaseList",
+    fields: &[
+        f(1, "metadata", Kind::Message(&LIST_META), Present),
+        f(2, "items", Kind::Messages(&LEASE), Present),
+    ],
+};
+
 /// The message of the kind an envelope names.
 pub(crate) fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
     match (api_version, kind) {
@@ -230,6 +265,8 @@ pub(crate) fn message_for(api_version: &str, kind: &str) -> Option<&'static Mess
         ("v1", "ConfigMapList") => Some(&CONFIG_MAP_LIST),
         ("v1", "Secret") => Some(&SECRET),
         ("v1", "SecretList") => Some(&SECRET_LIST),
+        ("coordination.k8s.io/v1", "Lease") => Some(&LEASE),
+        ("coordination.k8s.io/v1", "LeaseList") => Some(&LEASE_LIST),
         // kube-apiserver names a Status in protobuf as `v1` of the core group.
         ("v1" | "meta.k8s.io/v1", "Status") => Some(&STATUS),
         _ => None,
@@ -240,7 +277,7 @@ pub(crate) fn message_for(api_version: &str, kind: &str) -> Option<&'static Mess
 pub fn serves(group: &str, version: &str, plural: &str) -> bool {
     matches!(
         (group, version, plural),
-        ("", "v1", "configmaps" | "secrets")
+        ("", "v1", "configmaps" | "secrets") | ("coordination.k8s.io", "v1", "leases")
     )
 }
 
@@ -262,6 +299,9 @@ mod tests {
             &CONFIG_MAP_LIST,
             &SECRET,
             &SECRET_LIST,
+            &LEASE_SPEC,
+            &LEASE,
+            &LEASE_LIST,
         ];
         for message in all {
             assert!(

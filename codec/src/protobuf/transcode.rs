@@ -193,7 +193,7 @@ fn write_field(
 ) -> Result<(), ProtobufError> {
     let non_zero = field.emit == Emit::NonZero;
     match field.kind {
-        Kind::String | Kind::Bool | Kind::Int | Kind::Time | Kind::RawJson => {
+        Kind::String | Kind::Bool | Kind::Int | Kind::Time | Kind::MicroTime | Kind::RawJson => {
             let mut last = None;
             for value in values(message, field, bytes) {
                 last = Some(value?);
@@ -225,11 +225,18 @@ fn write_field(
                     let _ = write!(out, "{v}");
                 }
                 Kind::Time => {
-                    let Some(seconds) = time(message, field, bytes_of(value))? else {
+                    let Some((seconds, _)) = time(message, field, bytes_of(value))? else {
                         return Ok(());
                     };
                     key(field, first, out);
-                    write_rfc3339(seconds, out);
+                    write_rfc3339(seconds, None, out);
+                }
+                Kind::MicroTime => {
+                    key(field, first, out);
+                    match time(message, field, bytes_of(value))? {
+                        Some((seconds, nanos)) => write_rfc3339(seconds, Some(nanos / 1_000), out),
+                        None => out.extend_from_slice(b"null"),
+                    }
                 }
                 _ => {
                     key(field, first, out);
@@ -286,11 +293,15 @@ fn write_field(
     Ok(())
 }
 
-/// A `metav1.Time`'s seconds since the Unix epoch (its nanoseconds are not written, as Go
-/// writes none); `None` for the zero time, which kube-apiserver 1.36 leaves out of its JSON
+/// A `metav1.Time`'s or `MicroTime`'s seconds since the Unix epoch and nanoseconds; `None`
+/// for the zero time, which kube-apiserver 1.36 leaves out of its JSON for a `Time`
 /// (`omitzero`; earlier servers wrote `null`, which decodes the same). Times outside the years
 /// 0000 to 9999, which Go cannot write in JSON either, are an error.
-fn time(message: &Message, field: &Field, bytes: &[u8]) -> Result<Option<i64>, ProtobufError> {
+fn time(
+    message: &Message,
+    field: &Field,
+    bytes: &[u8],
+) -> Result<Option<(i64, u32)>, ProtobufError> {
     let mut reader = Reader::new(bytes);
     let (mut seconds, mut nanos) = (0i64, 0i64);
     while let Some((number, value)) = reader.field()? {
@@ -307,18 +318,21 @@ fn time(message: &Message, field: &Field, bytes: &[u8]) -> Result<Option<i64>, P
         return Ok(None);
     }
     // 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
-    if !(-62_167_219_200..=253_402_300_799).contains(&seconds) {
+    if !(-62_167_219_200..=253_402_300_799).contains(&seconds)
+        || !(0..1_000_000_000).contains(&nanos)
+    {
         return Err(ProtobufError::Time {
             message: message.name,
             field: field.number,
         });
     }
-    Ok(Some(seconds))
+    Ok(Some((seconds, nanos as u32)))
 }
 
-/// `"YYYY-MM-DDTHH:MM:SSZ"` for seconds since the Unix epoch in the years 0000 to 9999 (the
-/// civil-from-days algorithm of Howard Hinnant's `chrono`-compatible date library).
-fn write_rfc3339(seconds: i64, out: &mut Vec<u8>) {
+/// `"YYYY-MM-DDTHH:MM:SSZ"` for seconds since the Unix epoch in the years 0000 to 9999, with
+/// six fractional digits when `micros` is given (the civil-from-days algorithm of Howard
+/// Hinnant's `chrono`-compatible date library).
+fn write_rfc3339(seconds: i64, micros: Option<u32>, out: &mut Vec<u8>) {
     let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -346,6 +360,10 @@ fn write_rfc3339(seconds: i64, out: &mut Vec<u8>) {
     digits(out, secs / 60 % 60, 2);
     out.push(b':');
     digits(out, secs % 60, 2);
+    if let Some(micros) = micros {
+        out.push(b'.');
+        digits(out, i64::from(micros), 6);
+    }
     out.extend_from_slice(b"Z\"");
 }
 
@@ -522,11 +540,22 @@ mod tests {
         }
         for seconds in samples {
             let mut out = Vec::new();
-            write_rfc3339(seconds, &mut out);
+            write_rfc3339(seconds, None, &mut out);
             let expected = clientgo_apimachinery::Time::from_unix_seconds(seconds)
                 .unwrap()
                 .to_rfc3339();
             assert_eq!(out, format!("\"{expected}\"").as_bytes(), "{seconds}");
+            let micros = (seconds.rem_euclid(1_000_000)) as u32;
+            out.clear();
+            write_rfc3339(seconds, Some(micros), &mut out);
+            let expected = clientgo_apimachinery::Time::from_unix(seconds, micros * 1_000)
+                .unwrap()
+                .to_rfc3339_micros();
+            assert_eq!(
+                out,
+                format!("\"{expected}\"").as_bytes(),
+                "{seconds}.{micros}"
+            );
         }
     }
 

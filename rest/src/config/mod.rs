@@ -174,7 +174,7 @@ pub struct Config {
     pub disable_http2: bool,
     /// Ask for answers in Kubernetes protobuf (lists, watches, and the objects a get, create,
     /// update, patch or delete returns) where the client can read the resource's objects in
-    /// it (ConfigMaps and Secrets; [`clientgo_codec::protobuf::serves`]), taking JSON where
+    /// it (ConfigMaps, Secrets, Leases; [`clientgo_codec::protobuf::serves`]), taking JSON where
     /// the server answers with it, as client-go's clientsets ask
     /// (`application/vnd.kubernetes.protobuf, application/json`). On by default:
     /// kube-apiserver writes protobuf several times faster than JSON (a streaming list of
