@@ -244,14 +244,53 @@ impl Time {
         out
     }
 
+    /// Appends RFC 3339 with seconds precision (`2024-01-02T03:04:05Z`, what
+    /// [`fmt::Display`] writes) to `out`, without allocating: for encoders that write many.
+    #[inline]
+    pub fn write_rfc3339(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.date_time());
+        out.push(b'Z');
+    }
+
+    /// Appends RFC 3339 with exactly six fractional digits
+    /// (`2024-01-02T03:04:05.000000Z`, as a [`MicroTime`] is written) to `out`.
+    #[inline]
+    pub fn write_rfc3339_micros(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.date_time());
+        out.push(b'.');
+        let mut micros = [0u8; 6];
+        put_digits(&mut micros, i64::from(self.subsec_nanos() / 1_000));
+        out.extend_from_slice(&micros);
+        out.push(b'Z');
+    }
+
     fn write_date_time(self, out: &mut String) {
-        use fmt::Write as _;
+        out.extend(self.date_time().map(char::from));
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` in ASCII (the year is within 0000..=9999 by construction).
+    #[inline]
+    fn date_time(self) -> [u8; 19] {
         let days = self.secs.div_euclid(SECS_PER_DAY);
         let rem = self.secs.rem_euclid(SECS_PER_DAY);
         let (y, m, d) = rfc3339::civil_from_days(days);
-        let (hh, mm, ss) = (rem / 3600, rem / 60 % 60, rem % 60);
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}");
+        let mut out = *b"0000-00-00T00:00:00";
+        put_digits(&mut out[0..4], y);
+        put_digits(&mut out[5..7], m);
+        put_digits(&mut out[8..10], d);
+        put_digits(&mut out[11..13], rem / 3600);
+        put_digits(&mut out[14..16], rem / 60 % 60);
+        put_digits(&mut out[17..19], rem % 60);
+        out
+    }
+}
+
+/// Writes the last `out.len()` decimal digits of `value` (not negative) into `out`.
+#[inline]
+fn put_digits(out: &mut [u8], mut value: i64) {
+    for digit in out.iter_mut().rev() {
+        *digit = b'0' + (value % 10) as u8;
+        value /= 10;
     }
 }
 
@@ -385,6 +424,45 @@ mod tests {
         assert_eq!(x.subsec_nanos(), 0);
         assert_eq!(x.to_string(), "2024-01-02T03:04:05Z");
         assert_eq!(t("1970-01-01T00:00:00Z"), Time::UNIX_EPOCH);
+    }
+
+    #[test]
+    fn the_byte_writers_write_what_format_writes() {
+        let seed = 0x2545_f491_4f6c_dd1du64;
+        println!("seed {seed:#x}");
+        let mut rng = seed;
+        let mut samples = vec![
+            (0, 0),
+            (1, 999_999_999),
+            (-1, 1),
+            (86_399, 123_456_789),
+            (951_782_400, 1_000),
+            (MIN_SECS, 0),
+            (MAX_SECS, 999_999_999),
+        ];
+        for _ in 0..10_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let secs = MIN_SECS + (rng % (MAX_SECS - MIN_SECS + 1) as u64) as i64;
+            samples.push((secs, (rng >> 32) as u32 % NANOS_PER_SEC));
+        }
+        for (secs, nanos) in samples {
+            let time = Time::from_unix(secs, nanos).unwrap();
+            // What `Display` wrote with `write!` before the byte writers.
+            let (y, m, d) = rfc3339::civil_from_days(secs.div_euclid(SECS_PER_DAY));
+            let rem = secs.rem_euclid(SECS_PER_DAY);
+            let (hh, mm, ss) = (rem / 3600, rem / 60 % 60, rem % 60);
+            let date_time = format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}");
+            let mut out = Vec::new();
+            time.write_rfc3339(&mut out);
+            assert_eq!(out, format!("{date_time}Z").as_bytes(), "{secs}.{nanos}");
+            assert_eq!(time.to_rfc3339(), format!("{date_time}Z"));
+            out.clear();
+            time.write_rfc3339_micros(&mut out);
+            let micros = format!("{date_time}.{:06}Z", nanos / 1_000);
+            assert_eq!(out, micros.as_bytes(), "{secs}.{nanos}");
+        }
     }
 
     #[test]
