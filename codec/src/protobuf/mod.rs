@@ -143,39 +143,17 @@ pub fn object_to_json(object: &[u8], out: &mut Vec<u8>) -> Result<(), ProtobufEr
     transcode::write_object(message, raw, &prefix, out)
 }
 
-/// [`object_to_json`], handing the JSON to `sink` in pieces: a list's members but its items,
-/// then each item (its comma first), then the close of both; any other object at once. A list's
-/// JSON is never whole in memory, only the protobuf it comes from and one item's JSON. For a
-/// body still arriving, [`JsonPieces`] does the same chunk by chunk.
+/// [`object_to_json`], handing the JSON to `sink` in pieces as [`JsonPieces`] does for a body
+/// still arriving: a list's opening, each item (its comma first), then its other members and
+/// the close; any other object at once. A list's JSON is never whole in memory, only the
+/// protobuf it comes from and one item's JSON.
 pub fn object_to_json_pieces<E: From<ProtobufError>>(
     object: &[u8],
     mut sink: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<(), E> {
-    let (message, prefix, raw) = envelope(object)?;
-    let mut out = Vec::new();
-    let items = message.fields.iter().find_map(|field| match field.kind {
-        schema::Kind::Messages(item) if field.json == "items" => Some((field, item)),
-        _ => None,
-    });
-    let Some((items, item)) = items else {
-        transcode::write_object(message, raw, &prefix, &mut out)?;
-        return sink(&out);
-    };
-    out.push(b'{');
-    out.extend_from_slice(&prefix);
-    transcode::write_fields(message, raw, items.number, &mut false, &mut out)?;
-    out.extend_from_slice(b",\"items\":[");
-    sink(&out)?;
-    let mut first = true;
-    for value in transcode::values(message, items, raw) {
-        out.clear();
-        if !std::mem::take(&mut first) {
-            out.push(b',');
-        }
-        transcode::write_object(item, transcode::bytes_of(value?), b"", &mut out)?;
-        sink(&out)?;
-    }
-    sink(b"]}")
+    let mut pieces = JsonPieces::new();
+    pieces.push(object, &mut sink)?;
+    pieces.finish(sink)
 }
 
 /// An object's message, the JSON members naming its kind and apiVersion, and its bytes.
@@ -187,11 +165,8 @@ fn envelope(object: &[u8]) -> Result<(&'static schema::Message, Vec<u8>, &[u8]),
     }
     let [api_version, kind] = bytes_fields(type_meta, "TypeMeta", [1, 2])?;
     // Only the literal names `message_for` knows pass: they need no escaping below.
-    let message = std::str::from_utf8(api_version)
-        .ok()
-        .zip(std::str::from_utf8(kind).ok())
-        .and_then(|(api_version, kind)| schema::message_for(api_version, kind))
-        .ok_or_else(|| ProtobufError::UnknownKind {
+    let message =
+        schema::message_for(api_version, kind).ok_or_else(|| ProtobufError::UnknownKind {
             api_version: bounded(api_version),
             kind: bounded(kind),
         })?;

@@ -8,7 +8,7 @@
 //! type is known and the list's message has begun, each complete item is turned into JSON and
 //! handed on, and the list's other members are kept (they are small) and written after the
 //! items. An envelope in another order, or an object that is not a list, is kept whole and
-//! written when the body ends.
+//! written at once when the body ends.
 
 use super::schema::{self, Field, Message};
 use super::wire::{Reader, Value, bytes_fields, varint_at};
@@ -129,17 +129,10 @@ impl JsonPieces {
                 (0x12, Some((from, to))) => {
                     let [api_version, kind] =
                         bytes_fields(&self.buf[from..to], "TypeMeta", [1, 2])?;
-                    let message = std::str::from_utf8(api_version)
-                        .ok()
-                        .zip(std::str::from_utf8(kind).ok())
-                        .and_then(|(v, k)| schema::message_for(v, k));
+                    let message = schema::message_for(api_version, kind);
                     let items = message.and_then(|message| {
-                        message.fields.iter().find_map(|field| match field.kind {
-                            schema::Kind::Messages(item) if field.json == "items" => {
-                                Some((message, field, item))
-                            }
-                            _ => None,
-                        })
+                        let (items, item) = message.list_items()?;
+                        Some((message, items, item))
                     });
                     let Some((message, items, item)) = items else {
                         self.state = State::Whole;
@@ -224,7 +217,11 @@ impl JsonPieces {
         mut sink: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         match std::mem::replace(&mut self.state, State::Whole) {
-            State::Start | State::Whole => super::object_to_json_pieces(&self.buf, sink),
+            State::Start | State::Whole => {
+                self.out.clear();
+                super::object_to_json(&self.buf, &mut self.out)?;
+                sink(&self.out)
+            }
             State::List(_) => Err(ProtobufError::Truncated.into()),
             State::Trailer(list) => {
                 let trailer = &self.buf[self.pos..];

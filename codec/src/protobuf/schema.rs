@@ -258,18 +258,29 @@ static LEASE_LIST: Message = Message {
     ],
 };
 
-/// The message of the kind an envelope names.
-pub(crate) fn message_for(api_version: &str, kind: &str) -> Option<&'static Message> {
+/// The message of the kind an envelope names (its `apiVersion` and `kind` as they came).
+pub(crate) fn message_for(api_version: &[u8], kind: &[u8]) -> Option<&'static Message> {
     match (api_version, kind) {
-        ("v1", "ConfigMap") => Some(&CONFIG_MAP),
-        ("v1", "ConfigMapList") => Some(&CONFIG_MAP_LIST),
-        ("v1", "Secret") => Some(&SECRET),
-        ("v1", "SecretList") => Some(&SECRET_LIST),
-        ("coordination.k8s.io/v1", "Lease") => Some(&LEASE),
-        ("coordination.k8s.io/v1", "LeaseList") => Some(&LEASE_LIST),
+        (b"v1", b"ConfigMap") => Some(&CONFIG_MAP),
+        (b"v1", b"ConfigMapList") => Some(&CONFIG_MAP_LIST),
+        (b"v1", b"Secret") => Some(&SECRET),
+        (b"v1", b"SecretList") => Some(&SECRET_LIST),
+        (b"coordination.k8s.io/v1", b"Lease") => Some(&LEASE),
+        (b"coordination.k8s.io/v1", b"LeaseList") => Some(&LEASE_LIST),
         // kube-apiserver names a Status in protobuf as `v1` of the core group.
-        ("v1" | "meta.k8s.io/v1", "Status") => Some(&STATUS),
+        (b"v1" | b"meta.k8s.io/v1", b"Status") => Some(&STATUS),
         _ => None,
+    }
+}
+
+impl Message {
+    /// A list's `items` field and the message of each item; `None` for a message that is
+    /// not a list.
+    pub(crate) fn list_items(&'static self) -> Option<(&'static Field, &'static Message)> {
+        self.fields.iter().find_map(|field| match field.kind {
+            Kind::Messages(item) if field.json == "items" => Some((field, item)),
+            _ => None,
+        })
     }
 }
 

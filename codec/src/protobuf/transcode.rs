@@ -130,7 +130,7 @@ fn bit(number: u32) -> u64 {
 }
 
 /// The values of `field` in `bytes` (part or all of its message), in order.
-pub(crate) fn values<'a>(
+fn values<'a>(
     message: &Message,
     field: &Field,
     bytes: &'a [u8],
@@ -158,11 +158,20 @@ pub(crate) fn values<'a>(
     })
 }
 
+/// The last value of `field` in `bytes` (protobuf keeps the last of a field given twice).
+fn last_value<'a>(
+    message: &Message,
+    field: &Field,
+    bytes: &'a [u8],
+) -> Result<Option<Value<'a>>, ProtobufError> {
+    values(message, field, bytes).try_fold(None, |_, value| value.map(Some))
+}
+
 fn wrong_type(message: &'static str, field: u32) -> ProtobufError {
     ProtobufError::FieldType { message, field }
 }
 
-pub(crate) fn bytes_of(value: Value<'_>) -> &[u8] {
+fn bytes_of(value: Value<'_>) -> &[u8] {
     match value {
         Value::Bytes(bytes) => bytes,
         _ => &[],
@@ -195,11 +204,9 @@ fn write_field(
     let non_zero = field.emit == Emit::NonZero;
     match field.kind {
         Kind::String | Kind::Bool | Kind::Int | Kind::Time | Kind::MicroTime | Kind::RawJson => {
-            let mut last = None;
-            for value in values(message, field, bytes) {
-                last = Some(value?);
-            }
-            let Some(value) = last else { return Ok(()) };
+            let Some(value) = last_value(message, field, bytes)? else {
+                return Ok(());
+            };
             match field.kind {
                 Kind::String => {
                     let text = bytes_of(value);
@@ -252,11 +259,7 @@ fn write_field(
             }
         }
         Kind::Message(inner) => {
-            let mut last = None;
-            for value in values(message, field, bytes) {
-                last = Some(value?);
-            }
-            if let Some(value) = last {
+            if let Some(value) = last_value(message, field, bytes)? {
                 key(field, first, out);
                 write_object(inner, bytes_of(value), b"", out)?;
             }
