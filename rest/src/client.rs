@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use clientgo_codec::protobuf::WireFormat;
 use clientgo_ratelimit::Throttle;
 use http::{HeaderMap, StatusCode};
 use prometheus_client::registry::Registry;
@@ -245,12 +246,7 @@ impl Response {
 
     /// The body as JSON: as it came, or made from its protobuf.
     pub(crate) fn json_body<T>(&self) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
-        let protobuf = self
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(clientgo_codec::protobuf::is_protobuf);
-        if !protobuf {
+        if format_of(&self.headers) == WireFormat::Json {
             return Ok(std::borrow::Cow::Borrowed(&self.body));
         }
         let mut json = Vec::with_capacity(self.body.len() * 3 / 2);
@@ -263,6 +259,15 @@ impl Response {
     pub fn was_created(&self) -> bool {
         self.status == StatusCode::CREATED
     }
+}
+
+/// The format of a response body, from its `Content-Type`.
+pub(crate) fn format_of(headers: &HeaderMap) -> WireFormat {
+    WireFormat::of(
+        headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+    )
 }
 
 /// A successful response whose body is still streaming.

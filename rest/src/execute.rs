@@ -45,7 +45,7 @@ use tracing::Instrument;
 
 use crate::api_error::{ApiError, RequestTarget};
 use crate::body::{self, Body};
-use crate::client::{ClientInner, Response, StreamResponse};
+use crate::client::{ClientInner, Response, StreamResponse, format_of};
 use crate::error::{Error, TransportError, TransportErrorKind};
 use crate::request::Request;
 use crate::retry::{self, Mode, Retry};
@@ -120,15 +120,6 @@ impl Request {
         call.observe_latency(start);
         result
     }
-}
-
-/// The format of a response body, from its `Content-Type`.
-fn format_of(headers: &http::HeaderMap) -> WireFormat {
-    WireFormat::of(
-        headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok()),
-    )
 }
 
 /// A request ready to be sent: everything the loop needs, computed once.
