@@ -238,7 +238,10 @@ async fn drive<T>(
 {
     let mut connection = std::pin::pin!(connection);
     loop {
+        // Biased, the connection first: this is polled for every frame read or written, and
+        // an unbiased select draws a random number each time to choose the order.
         tokio::select! {
+            biased;
             ended = &mut connection => {
                 if let Err(error) = ended {
                     tracing::debug!(%error, "HTTP/2 connection closed");
@@ -252,6 +255,7 @@ async fn drive<T>(
                 }
                 let pong = tokio::time::timeout(ping_timeout, poll_fn(|cx| pinger.poll_pong(cx)));
                 tokio::select! {
+                    biased;
                     ended = &mut connection => {
                         if let Err(error) = ended {
                             tracing::debug!(%error, "HTTP/2 connection closed");
