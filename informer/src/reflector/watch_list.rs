@@ -311,13 +311,18 @@ where
         let mut last_event = start;
         let mut quiet =
             tokio::time::interval_at(start + QUIET_WARNING_INTERVAL, QUIET_WARNING_INTERVAL);
+        // The deadline measures the time without progress, not the whole stream: a large
+        // collection streamed steadily is never cut off. One timer, moved on after each event
+        // (moving a timer later touches no timer wheel; a new one per event would).
+        let stalled = tokio::time::sleep_until(start + self.initial_events_timeout);
+        let mut stalled = std::pin::pin!(stalled);
         loop {
-            // The deadline measures the time without progress, not the whole stream: a
-            // large collection streamed steadily is never cut off.
-            let no_progress = last_event + self.initial_events_timeout;
+            // Biased, the stream first: an event that is ready is progress, whatever the
+            // timers say, and an unbiased select draws a random number per event.
             let next = tokio::select! {
+                biased;
                 next = watch.next() => next,
-                _ = tokio::time::sleep_until(no_progress) => return Collected::NoProgress,
+                () = &mut stalled => return Collected::NoProgress,
                 _ = quiet.tick() => {
                     let silent = last_event.elapsed();
                     if silent >= QUIET_WARNING_INTERVAL {
@@ -360,6 +365,9 @@ where
             }
             events += 1;
             last_event = Instant::now();
+            stalled
+                .as_mut()
+                .reset(last_event + self.initial_events_timeout);
         }
         if start.elapsed() < VERY_SHORT_WATCH && events == 0 {
             return Collected::VeryShort;
