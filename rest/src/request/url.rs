@@ -31,7 +31,9 @@ pub(crate) fn invalid_segment(segment: &str) -> Option<String> {
 pub(crate) fn join(parts: &[&str]) -> String {
     let mut joined = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
     for part in parts.iter().filter(|p| !p.is_empty()) {
-        if !joined.is_empty() {
+        // No separator where one side has a slash already: cleaning would collapse the two,
+        // and `"/"` then `"api"` stays `/api`, clean as joined.
+        if !joined.is_empty() && !joined.ends_with('/') && !part.starts_with('/') {
             joined.push('/');
         }
         joined.push_str(part);
@@ -49,11 +51,11 @@ fn is_clean(path: &str) -> bool {
     if path == "/" {
         return true;
     }
-    let body = path.strip_prefix('/').unwrap_or(path);
+    let body = path.strip_prefix('/').unwrap_or(path).as_bytes();
     !body.is_empty()
         && body
-            .split('/')
-            .all(|segment| !segment.is_empty() && segment != "." && segment != "..")
+            .split(|&b| b == b'/')
+            .all(|segment| !matches!(segment, b"" | b"." | b".."))
 }
 
 /// Go's `path.Clean`.
