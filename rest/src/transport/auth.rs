@@ -31,6 +31,10 @@ pub(crate) struct Authenticator {
     auth: Auth,
     user_agent: HeaderValue,
     impersonation: Vec<(HeaderName, HeaderValue)>,
+    /// The `Authorization` value of a credential that never changes (`Bearer`, `Basic`),
+    /// made once rather than formatted for every request; `None` for the others, and for
+    /// a credential that is not a valid header value (each request then fails as before).
+    fixed_authorization: Option<HeaderValue>,
 }
 
 impl Authenticator {
@@ -44,10 +48,16 @@ impl Authenticator {
             Some(imp) => impersonation_headers(imp)?,
             None => Vec::new(),
         };
+        let fixed_authorization = match &config.auth {
+            Auth::Bearer(token) => bearer(token.expose()).ok(),
+            Auth::Basic { username, password } => basic(username, password.expose()).ok(),
+            _ => None,
+        };
         Ok(Authenticator {
             auth: config.auth.clone(),
             user_agent,
             impersonation,
+            fixed_authorization,
         })
     }
 
@@ -76,13 +86,15 @@ impl Authenticator {
         let mut used = None;
         let value = match &self.auth {
             Auth::None => None,
-            Auth::Bearer(token) => Some(bearer(token.expose())?),
+            Auth::Bearer(token) => Some(match &self.fixed_authorization {
+                Some(value) => value.clone(),
+                None => bearer(token.expose())?,
+            }),
             Auth::TokenFile(file) => Some(bearer(file.token()?.expose())?),
-            Auth::Basic { username, password } => {
-                let raw = format!("{username}:{}", password.expose());
-                let encoded = base64::engine::general_purpose::STANDARD.encode(raw);
-                Some(sensitive(&format!("Basic {encoded}"))?)
-            }
+            Auth::Basic { username, password } => Some(match &self.fixed_authorization {
+                Some(value) => value.clone(),
+                None => basic(username, password.expose())?,
+            }),
             Auth::Exec(exec) => {
                 let credential = exec.credential().await?;
                 let value = credential
@@ -122,6 +134,12 @@ const IMPERSONATE_USER: &str = "impersonate-user";
 
 fn bearer(token: &str) -> Result<HeaderValue, Error> {
     sensitive(&format!("Bearer {token}"))
+}
+
+fn basic(username: &str, password: &str) -> Result<HeaderValue, Error> {
+    let encoded =
+        base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+    sensitive(&format!("Basic {encoded}"))
 }
 
 /// A sensitive header value; the error never repeats it.
