@@ -141,12 +141,63 @@ impl<K> Compact<K> {
     }
 
     /// Decodes one top-level field (e.g. `"spec"`) of the rest; `None` when it is absent.
+    ///
+    /// The rest is scanned once, its keys compared in place and the other values skipped:
+    /// no map of the fields is built (a controller calls this for every object it reads).
+    /// As with a map, the last of repeated keys wins.
     pub fn field<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, serde_json::Error> {
-        let fields: std::collections::HashMap<&str, &RawValue> = serde_json::from_str(&self.rest)?;
-        fields
-            .get(name)
-            .map(|raw| serde_json::from_str(raw.get()))
-            .transpose()
+        let mut rest = serde_json::Deserializer::from_str(&self.rest);
+        let found = rest.deserialize_map(FieldIn { name })?;
+        rest.end()?;
+        found.map(|raw| serde_json::from_str(raw.get())).transpose()
+    }
+}
+
+/// Finds the value of the key `name` in a JSON object, as raw JSON.
+struct FieldIn<'n> {
+    name: &'n str,
+}
+
+impl<'de> Visitor<'de> for FieldIn<'_> {
+    type Value = Option<&'de RawValue>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(wanted) = map.next_key_seed(KeyIs(self.name))? {
+            if wanted {
+                found = Some(map.next_value::<&'de RawValue>()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Whether a map key equals the name, read without keeping it.
+struct KeyIs<'n>(&'n str);
+
+impl<'de> de::DeserializeSeed<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
     }
 }
 
@@ -327,6 +378,8 @@ thread_local! {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 
     use super::*;
@@ -366,6 +419,32 @@ mod tests {
         let status: k8s_openapi::api::core::v1::PodStatus = pod.field("status").unwrap().unwrap();
         assert_eq!(status.phase.as_deref(), Some("Running"));
         assert!(pod.field::<serde_json::Value>("absent").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_field_is_read_as_a_map_of_the_fields_would_read_it() {
+        let cm = |rest: &str| {
+            Compact::<ConfigMap>::from_parts(
+                CompactMeta::default(),
+                RawValue::from_string(rest.to_owned()).unwrap(),
+            )
+            .unwrap()
+        };
+        // The last of repeated keys wins, and an earlier one that is not a T is no error.
+        let repeated = cm(r#"{"data":"not a map","data":{"k":"v"}}"#);
+        let data: BTreeMap<String, String> = repeated.field("data").unwrap().unwrap();
+        assert_eq!(data["k"], "v");
+        // A name written with escapes is found.
+        let escaped = cm(r#"{"d\u0061ta":{"k":"w"},"other":[1,{"data":2}]}"#);
+        let data: BTreeMap<String, String> = escaped.field("data").unwrap().unwrap();
+        assert_eq!(data["k"], "w");
+        assert!(escaped.field::<i64>("absent").unwrap().is_none());
+        // A value of the wrong type is an error.
+        assert!(
+            cm(r#"{"data":1}"#)
+                .field::<BTreeMap<String, String>>("data")
+                .is_err()
+        );
     }
 
     #[test]
