@@ -328,12 +328,13 @@ impl<T: DeserializeOwned> Watch<T> {
                         Ok(event) => return Poll::Ready(Some(Ok(event))),
                         Err(source) => source,
                     };
-                    let valid = crate::json::is_valid(json);
+                    // Only a skipping watch needs to know whether the event is valid JSON.
+                    let skippable = self.skip_undecodable && crate::json::is_valid(json);
                     let error = WatchError::Decode {
                         source,
                         frame_len: frame.len(),
                     };
-                    if !self.skip_undecodable || !valid {
+                    if !skippable {
                         return self.fail(error);
                     }
                     self.undecodable += 1;
