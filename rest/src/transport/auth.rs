@@ -84,18 +84,13 @@ impl Authenticator {
         }
         let has_authorization = headers.contains_key(http::header::AUTHORIZATION);
         let mut used = None;
-        let value = match &self.auth {
-            Auth::None => None,
-            Auth::Bearer(token) => Some(match &self.fixed_authorization {
-                Some(value) => value.clone(),
-                None => bearer(token.expose())?,
-            }),
-            Auth::TokenFile(file) => Some(bearer(file.token()?.expose())?),
-            Auth::Basic { username, password } => Some(match &self.fixed_authorization {
-                Some(value) => value.clone(),
-                None => basic(username, password.expose())?,
-            }),
-            Auth::Exec(exec) => {
+        let value = match (&self.fixed_authorization, &self.auth) {
+            (Some(fixed), _) => Some(fixed.clone()),
+            (None, Auth::None) => None,
+            (None, Auth::Bearer(token)) => Some(bearer(token.expose())?),
+            (None, Auth::TokenFile(file)) => Some(bearer(file.token()?.expose())?),
+            (None, Auth::Basic { username, password }) => Some(basic(username, password.expose())?),
+            (None, Auth::Exec(exec)) => {
                 let credential = exec.credential().await?;
                 let value = credential
                     .token
