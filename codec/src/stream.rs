@@ -312,6 +312,11 @@ impl<T: DeserializeOwned> Watch<T> {
                     let json: &[u8] = match &mut self.frames {
                         Frames::Json(_) => &frame,
                         Frames::Protobuf(_, scratch) => {
+                            // Straight into `T`; an event that does not read so is read again
+                            // through its JSON, for the same error (and skipping) as JSON.
+                            if let Ok(event) = crate::protobuf::from_watch_event(&frame) {
+                                return Poll::Ready(Some(Ok(event)));
+                            }
                             if scratch.capacity() > SCRATCH_KEPT {
                                 *scratch = Vec::new();
                             }

@@ -4,7 +4,7 @@
 //! codec makes of the first must be the second.
 
 use bytes::Bytes;
-use clientgo_apimachinery::{DynamicObject, Object, WatchEvent};
+use clientgo_apimachinery::{Compact, DynamicObject, Object, WatchEvent};
 use clientgo_codec::protobuf::{self, ProtobufError, WireFormat};
 use clientgo_codec::{FrameError, Watch, WatchError};
 use http_body_util::Full;
@@ -315,6 +315,24 @@ impl Rng {
     }
 }
 
+/// Hands `check` every prefix of each original, and 2,000 copies of each with 1 to 4 of its
+/// bytes changed at random.
+fn damage(originals: &[Vec<u8>], rng: &mut Rng, check: &mut impl FnMut(&[u8])) {
+    for original in originals {
+        for len in 0..original.len() {
+            check(&original[..len]);
+        }
+        for _ in 0..2_000 {
+            let mut bytes = original.clone();
+            for _ in 0..1 + rng.next() % 4 {
+                let i = (rng.next() as usize) % bytes.len();
+                bytes[i] = rng.next() as u8;
+            }
+            check(&bytes);
+        }
+    }
+}
+
 #[test]
 fn damaged_protobuf_is_an_error_or_valid_json_never_a_panic() {
     let seed = std::env::var("PROTOBUF_FUZZ_SEED")
@@ -336,19 +354,141 @@ fn damaged_protobuf_is_an_error_or_valid_json_never_a_panic() {
             Err(_) => failed += 1,
         }
     };
-    for original in &originals {
-        for len in 0..original.len() {
-            check(&original[..len]);
-        }
-        for _ in 0..2_000 {
-            let mut bytes = original.clone();
-            for _ in 0..1 + rng.next() % 4 {
-                let i = (rng.next() as usize) % bytes.len();
-                bytes[i] = rng.next() as u8;
-            }
-            check(&bytes);
-        }
-    }
+    damage(&originals, &mut rng, &mut check);
     // Both outcomes happened: the damage reached the decoder's checks and its output.
     assert!(ok > 100 && failed > 100, "ok {ok}, failed {failed}");
+}
+
+/// `object` read into a `Value` through the JSON the transcoder makes of it, and read
+/// straight; errors as text.
+fn both_ways(object: &[u8]) -> (Result<Value, String>, Result<Value, String>) {
+    let mut json = Vec::new();
+    let via_json = protobuf::object_to_json(object, &mut json)
+        .map_err(|e| e.to_string())
+        .and_then(|()| serde_json::from_slice(&json).map_err(|e| e.to_string()));
+    let direct = protobuf::from_object::<Value>(object).map_err(|e| e.to_string());
+    (via_json, direct)
+}
+
+#[test]
+fn objects_read_straight_into_a_type_as_from_their_json() {
+    for name in ["rich", "secret", "list", "empty-list", "status404", "lease"] {
+        let pb = fixture(&format!("{name}.pb"));
+        let json = fixture(&format!("{name}.json"));
+        let direct: Value = protobuf::from_object(&pb).unwrap();
+        assert_eq!(
+            direct,
+            serde_json::from_slice::<Value>(&json).unwrap(),
+            "{name}"
+        );
+        // Types that read what they are given in other ways: field by field, and keeping
+        // everything but metadata as raw JSON (serde_json's `RawValue`).
+        let dynamic: DynamicObject = protobuf::from_object(&pb).unwrap();
+        let from_json: DynamicObject = serde_json::from_slice(&json).unwrap();
+        assert_eq!(
+            serde_json::to_value(&dynamic).unwrap(),
+            serde_json::to_value(&from_json).unwrap(),
+            "{name}"
+        );
+        // A `Compact` keeps its other fields in the order they came: protobuf's.
+        let compact: Compact<DynamicObject> = protobuf::from_object(&pb).unwrap();
+        let mut transcoded = Vec::new();
+        protobuf::object_to_json(&pb, &mut transcoded).unwrap();
+        let from_json: Compact<DynamicObject> = serde_json::from_slice(&transcoded).unwrap();
+        assert_eq!(compact, from_json, "{name}");
+    }
+}
+
+#[test]
+fn fields_in_any_order_read_straight_the_same() {
+    let meta = [field(3, b"ns"), field(1, b"cm")].concat();
+    let entry = |k: &[u8], v: &[u8]| field(2, &[field(1, k), field(2, v)].concat());
+    let raw = [entry(b"a", b"1"), field(1, &meta), entry(b"b", b"2")].concat();
+    let object = envelope("v1", "ConfigMap", &raw);
+    let (transcoded, direct) = both_ways(&object);
+    assert_eq!(direct.unwrap(), transcoded.unwrap());
+}
+
+#[test]
+fn a_type_that_does_not_fit_is_an_error_naming_the_field_never_a_value() {
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Wrong {
+        data: std::collections::BTreeMap<String, u32>,
+    }
+    let error = protobuf::from_object::<Wrong>(&fixture("rich.pb")).unwrap_err();
+    let text = error.to_string();
+    assert_eq!(
+        text,
+        "invalid type: string, expected u32 in field 2 of ConfigMap"
+    );
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Missing {
+        spec: Value,
+    }
+    let error = protobuf::from_object::<Missing>(&fixture("rich.pb")).unwrap_err();
+    assert_eq!(error.to_string(), "missing field `spec`");
+}
+
+#[test]
+fn damaged_protobuf_reads_straight_as_through_its_json() {
+    let seed = std::env::var("PROTOBUF_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x0de5_eed5_u64);
+    println!("seed {seed} (PROTOBUF_FUZZ_SEED)");
+    let mut rng = Rng(seed | 1);
+    let originals = [
+        fixture("rich.pb"),
+        fixture("list.pb"),
+        fixture("secret.pb"),
+        fixture("lease.pb"),
+    ];
+    let (mut ok, mut failed) = (0, 0);
+    let mut check = |bytes: &[u8]| match both_ways(bytes) {
+        (Ok(transcoded), Ok(direct)) => {
+            assert_eq!(direct, transcoded, "seed {seed}");
+            ok += 1;
+        }
+        (Err(_), Err(_)) => failed += 1,
+        (transcoded, direct) => {
+            panic!("seed {seed}: transcoded {transcoded:?}, read straight {direct:?}")
+        }
+    };
+    damage(&originals, &mut rng, &mut check);
+    assert!(ok > 100 && failed > 100, "ok {ok}, failed {failed}");
+}
+
+#[test]
+fn watch_events_read_straight_as_from_their_json() {
+    let pb = fixture("watch.pb");
+    let json = fixture("watch.json");
+    let lines: Vec<&[u8]> = json
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .collect();
+    let events = frames(&pb);
+    assert_eq!(events.len(), lines.len());
+    for (frame, line) in events.into_iter().zip(lines) {
+        let direct: WatchEvent<DynamicObject> = protobuf::from_watch_event(frame).unwrap();
+        let from_json: WatchEvent<DynamicObject> = serde_json::from_slice(line).unwrap();
+        assert_eq!(direct, from_json);
+        let mut transcoded = Vec::new();
+        protobuf::watch_event_to_json(frame, &mut transcoded).unwrap();
+        let compact: WatchEvent<Compact<DynamicObject>> =
+            protobuf::from_watch_event(frame).unwrap();
+        let from_json: WatchEvent<Compact<DynamicObject>> =
+            serde_json::from_slice(&transcoded).unwrap();
+        assert_eq!(compact, from_json);
+    }
+    // An expired watch's ERROR event: a Status.
+    let gone = fixture("gone.pb");
+    let [frame] = frames(&gone)[..] else {
+        panic!("one frame")
+    };
+    let Ok(WatchEvent::<DynamicObject>::Error(status)) = protobuf::from_watch_event(frame) else {
+        panic!("an ERROR event")
+    };
+    assert_eq!(status.code, 410);
 }

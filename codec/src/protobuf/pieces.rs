@@ -11,7 +11,7 @@
 //! written at once when the body ends.
 
 use super::schema::{self, Field, Message};
-use super::wire::{Reader, Value, bytes_fields, varint_at};
+use super::wire::{Reader, Value, WireError, bytes_fields, varint_at};
 use super::{MAGIC, ProtobufError, transcode};
 
 /// Where the reader is in the body.
@@ -179,8 +179,8 @@ impl JsonPieces {
             let (number, value) = match reader.field() {
                 Ok(Some(field)) => field,
                 Ok(None) => return Ok(()),
-                Err(ProtobufError::Truncated) if available < list.left => return Ok(()),
-                Err(error) => return Err(error.into()),
+                Err(WireError::Truncated) if available < list.left => return Ok(()),
+                Err(error) => return Err(ProtobufError::from(error).into()),
             };
             let used = reader.pos();
             if number == list.items.number {

@@ -21,7 +21,7 @@ use super::wire::{Reader, Value, bytes_fields};
 /// Writes `bytes`, a `message`, as a JSON object; `prefix` (JSON members, without a trailing
 /// comma, or empty) opens it.
 pub(crate) fn write_object(
-    message: &Message,
+    message: &'static Message,
     bytes: &[u8],
     prefix: &[u8],
     out: &mut Vec<u8>,
@@ -36,7 +36,7 @@ pub(crate) fn write_object(
 
 /// Writes the members of `bytes`, a `message`, but field `skip` (0: none).
 pub(crate) fn write_fields(
-    message: &Message,
+    message: &'static Message,
     bytes: &[u8],
     skip: u32,
     first: &mut bool,
@@ -68,7 +68,7 @@ pub(crate) fn write_fields(
 /// one pass; returns the fields seen, or `None` (having written part of it) if a number goes
 /// down.
 fn write_runs(
-    message: &Message,
+    message: &'static Message,
     bytes: &[u8],
     skip: u32,
     first: &mut bool,
@@ -104,7 +104,7 @@ fn write_runs(
 /// Writes a message whose fields come in any order: each field listed in the schema, from
 /// every place it appears. Returns the fields seen.
 fn write_scattered(
-    message: &Message,
+    message: &'static Message,
     bytes: &[u8],
     skip: u32,
     first: &mut bool,
@@ -125,43 +125,67 @@ fn write_scattered(
     Ok(seen)
 }
 
-fn bit(number: u32) -> u64 {
+pub(crate) fn bit(number: u32) -> u64 {
     1u64.checked_shl(number).unwrap_or(0)
 }
 
-/// The values of `field` in `bytes` (part or all of its message), in order.
-fn values<'a>(
-    message: &Message,
-    field: &Field,
-    bytes: &'a [u8],
-) -> impl Iterator<Item = Result<Value<'a>, ProtobufError>> {
-    let mut reader = Reader::new(bytes);
-    let number = field.number;
-    let name = message.name;
-    std::iter::from_fn(move || {
+/// The values of `field` in `bytes` (part or all of its message), in order, each checked to
+/// have the wire type its kind takes.
+pub(crate) struct Values<'a> {
+    reader: Reader<'a>,
+    message: &'static str,
+    field: &'static Field,
+}
+
+impl<'a> Iterator for Values<'a> {
+    type Item = Result<Value<'a>, ProtobufError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let number = self.field.number;
         loop {
-            match reader.field() {
-                Err(error) => return Some(Err(error)),
+            let value = match self.reader.field() {
+                Err(error) => return Some(Err(error.into())),
                 Ok(None) => return None,
-                Ok(Some((n, value))) if n == number => return Some(Ok(value)),
-                Ok(Some(_)) => {}
-            }
+                Ok(Some((n, value))) if n == number => value,
+                Ok(Some(_)) => continue,
+            };
+            return Some(checked(self.message, self.field, value));
         }
-    })
-    .map(move |value| {
-        value.and_then(|value| match (field.kind, value) {
-            (Kind::Bool | Kind::Int, Value::Varint(_)) => Ok(value),
-            (Kind::Bool | Kind::Int, _) => Err(wrong_type(name, number)),
-            (_, Value::Bytes(_)) => Ok(value),
-            _ => Err(wrong_type(name, number)),
-        })
-    })
+    }
+}
+
+/// `value` if it has the wire type `field`'s kind takes.
+#[inline]
+pub(crate) fn checked<'a>(
+    message: &'static str,
+    field: &Field,
+    value: Value<'a>,
+) -> Result<Value<'a>, ProtobufError> {
+    match (field.kind, value) {
+        (Kind::Bool | Kind::Int, Value::Varint(_)) => Ok(value),
+        (Kind::Bool | Kind::Int, _) => Err(wrong_type(message, field.number)),
+        (_, Value::Bytes(_)) => Ok(value),
+        _ => Err(wrong_type(message, field.number)),
+    }
+}
+
+/// The values of `field` of `message` in `bytes`.
+pub(crate) fn values<'a>(
+    message: &'static Message,
+    field: &'static Field,
+    bytes: &'a [u8],
+) -> Values<'a> {
+    Values {
+        reader: Reader::new(bytes),
+        message: message.name,
+        field,
+    }
 }
 
 /// The last value of `field` in `bytes` (protobuf keeps the last of a field given twice).
-fn last_value<'a>(
-    message: &Message,
-    field: &Field,
+pub(crate) fn last_value<'a>(
+    message: &'static Message,
+    field: &'static Field,
     bytes: &'a [u8],
 ) -> Result<Option<Value<'a>>, ProtobufError> {
     values(message, field, bytes).try_fold(None, |_, value| value.map(Some))
@@ -171,14 +195,14 @@ fn wrong_type(message: &'static str, field: u32) -> ProtobufError {
     ProtobufError::FieldType { message, field }
 }
 
-fn bytes_of(value: Value<'_>) -> &[u8] {
+pub(crate) fn bytes_of(value: Value<'_>) -> &[u8] {
     match value {
         Value::Bytes(bytes) => bytes,
         _ => &[],
     }
 }
 
-fn varint_of(value: Value<'_>) -> u64 {
+pub(crate) fn varint_of(value: Value<'_>) -> u64 {
     match value {
         Value::Varint(v) => v,
         _ => 0,
@@ -195,8 +219,8 @@ fn key(field: &Field, first: &mut bool, out: &mut Vec<u8>) {
 }
 
 fn write_field(
-    message: &Message,
-    field: &Field,
+    message: &'static Message,
+    field: &'static Field,
     bytes: &[u8],
     first: &mut bool,
     out: &mut Vec<u8>,
@@ -266,40 +290,62 @@ fn write_field(
         }
         Kind::StringMap | Kind::BytesMap => {
             key(field, first, out);
-            out.push(b'{');
-            let mut first_entry = true;
-            for value in values(message, field, bytes) {
-                let [k, v] = bytes_fields(bytes_of(value?), message.name, [1, 2])?;
-                if !std::mem::take(&mut first_entry) {
-                    out.push(b',');
-                }
-                write_str(k, out);
-                out.push(b':');
-                if let Kind::StringMap = field.kind {
-                    write_str(v, out);
-                } else {
-                    write_base64(v, out);
-                }
-            }
-            out.push(b'}');
+            write_map(message, field, bytes, out)?;
         }
         Kind::Strings | Kind::Messages(_) => {
             key(field, first, out);
-            out.push(b'[');
-            let mut first_item = true;
-            for value in values(message, field, bytes) {
-                let value = bytes_of(value?);
-                if !std::mem::take(&mut first_item) {
-                    out.push(b',');
-                }
-                match field.kind {
-                    Kind::Messages(inner) => write_object(inner, value, b"", out)?,
-                    _ => write_str(value, out),
-                }
-            }
-            out.push(b']');
+            write_list(message, field, bytes, out)?;
         }
     }
+    Ok(())
+}
+
+/// Writes the entries of a map `field` in `bytes` as a JSON object.
+pub(crate) fn write_map(
+    message: &'static Message,
+    field: &'static Field,
+    bytes: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), ProtobufError> {
+    out.push(b'{');
+    let mut first_entry = true;
+    for value in values(message, field, bytes) {
+        let [k, v] = bytes_fields(bytes_of(value?), message.name, [1, 2])?;
+        if !std::mem::take(&mut first_entry) {
+            out.push(b',');
+        }
+        write_str(k, out);
+        out.push(b':');
+        if let Kind::StringMap = field.kind {
+            write_str(v, out);
+        } else {
+            write_base64(v, out);
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes the elements of a repeated `field` in `bytes` as a JSON array.
+pub(crate) fn write_list(
+    message: &'static Message,
+    field: &'static Field,
+    bytes: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), ProtobufError> {
+    out.push(b'[');
+    let mut first_item = true;
+    for value in values(message, field, bytes) {
+        let value = bytes_of(value?);
+        if !std::mem::take(&mut first_item) {
+            out.push(b',');
+        }
+        match field.kind {
+            Kind::Messages(inner) => write_object(inner, value, b"", out)?,
+            _ => write_str(value, out),
+        }
+    }
+    out.push(b']');
     Ok(())
 }
 
@@ -307,7 +353,11 @@ fn write_field(
 /// them); `None` for the zero time, which kube-apiserver 1.36 leaves out of its JSON for a
 /// `Time` (`omitzero`; earlier servers wrote `null`, which decodes the same). Times outside the
 /// years 0000 to 9999, which Go cannot write in JSON either, are an error.
-fn time(message: &Message, field: &Field, bytes: &[u8]) -> Result<Option<Time>, ProtobufError> {
+pub(crate) fn time(
+    message: &Message,
+    field: &Field,
+    bytes: &[u8],
+) -> Result<Option<Time>, ProtobufError> {
     let mut reader = Reader::new(bytes);
     let (mut seconds, mut nanos) = (0i64, 0i64);
     while let Some((number, value)) = reader.field()? {
@@ -334,8 +384,8 @@ fn time(message: &Message, field: &Field, bytes: &[u8]) -> Result<Option<Time>, 
 }
 
 /// A `metav1.FieldsV1`: the JSON of its field 1, checked to be one JSON value.
-fn write_raw_json(
-    message: &Message,
+pub(crate) fn write_raw_json(
+    message: &'static Message,
     field: &Field,
     bytes: &[u8],
     out: &mut Vec<u8>,
@@ -354,7 +404,7 @@ fn write_raw_json(
     Ok(())
 }
 
-fn write_base64(bytes: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn write_base64(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
     let start = out.len();
     out.resize(start + bytes.len().div_ceil(3) * 4, 0);

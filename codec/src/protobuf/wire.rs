@@ -20,6 +20,27 @@ pub(crate) enum Value<'a> {
     Fixed32(u32),
 }
 
+/// What can be wrong with the wire bytes themselves: a small value, so that reading a field
+/// returns in registers or a few stores (a [`ProtobufError`] is several words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WireError {
+    Truncated,
+    Varint,
+    FieldNumber,
+    WireType(u8),
+}
+
+impl From<WireError> for ProtobufError {
+    fn from(error: WireError) -> Self {
+        match error {
+            WireError::Truncated => ProtobufError::Truncated,
+            WireError::Varint => ProtobufError::Varint,
+            WireError::FieldNumber => ProtobufError::FieldNumber,
+            WireError::WireType(wire) => ProtobufError::WireType { wire },
+        }
+    }
+}
+
 /// Reads the fields of one message, in order.
 #[derive(Debug, Clone)]
 pub(crate) struct Reader<'a> {
@@ -38,34 +59,43 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    fn varint(&mut self) -> Result<u64, ProtobufError> {
-        let (value, end) = varint_at(self.buf, self.pos)?.ok_or(ProtobufError::Truncated)?;
+    fn varint(&mut self) -> Result<u64, WireError> {
+        // Most tags and lengths fit in one byte.
+        if let Some(&byte) = self.buf.get(self.pos) {
+            if byte < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(byte));
+            }
+        }
+        let (value, end) = varint_at(self.buf, self.pos)
+            .map_err(|_| WireError::Varint)?
+            .ok_or(WireError::Truncated)?;
         self.pos = end;
         Ok(value)
     }
 
     #[inline]
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ProtobufError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         let end = self
             .pos
             .checked_add(n)
             .filter(|&end| end <= self.buf.len())
-            .ok_or(ProtobufError::Truncated)?;
+            .ok_or(WireError::Truncated)?;
         let bytes = &self.buf[self.pos..end];
         self.pos = end;
         Ok(bytes)
     }
 
     /// The next field's number and value; `None` at the end of the message.
-    #[inline]
-    pub(crate) fn field(&mut self) -> Result<Option<(u32, Value<'a>)>, ProtobufError> {
+    #[inline(always)]
+    pub(crate) fn field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {
         if self.pos == self.buf.len() {
             return Ok(None);
         }
         let key = self.varint()?;
-        let number = u32::try_from(key >> 3).map_err(|_| ProtobufError::Varint)?;
+        let number = u32::try_from(key >> 3).map_err(|_| WireError::Varint)?;
         if number == 0 {
-            return Err(ProtobufError::FieldNumber);
+            return Err(WireError::FieldNumber);
         }
         let value = match key & 7 {
             0 => Value::Varint(self.varint()?),
@@ -73,13 +103,13 @@ impl<'a> Reader<'a> {
                 self.take(8)?.try_into().expect("eight bytes"),
             )),
             2 => {
-                let len = usize::try_from(self.varint()?).map_err(|_| ProtobufError::Truncated)?;
+                let len = usize::try_from(self.varint()?).map_err(|_| WireError::Truncated)?;
                 Value::Bytes(self.take(len)?)
             }
             5 => Value::Fixed32(u32::from_le_bytes(
                 self.take(4)?.try_into().expect("four bytes"),
             )),
-            wire => return Err(ProtobufError::WireType { wire: wire as u8 }),
+            wire => return Err(WireError::WireType(wire as u8)),
         };
         Ok(Some((number, value)))
     }
