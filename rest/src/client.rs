@@ -237,9 +237,13 @@ impl Response {
     /// Decodes the body as JSON (nested up to [`json::MAX_DEPTH`](crate::json::MAX_DEPTH)
     /// levels); a body in Kubernetes protobuf (`Content-Type:
     /// application/vnd.kubernetes.protobuf`, the answer to a request that accepted it) is
-    /// turned into the JSON the server would have sent first
-    /// ([`clientgo_codec::protobuf`]).
+    /// read straight into `T` as if from the JSON the server would have sent
+    /// ([`clientgo_codec::protobuf::from_object`]).
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {
+        if format_of(&self.headers) == WireFormat::Protobuf {
+            return clientgo_codec::protobuf::from_object(&self.body)
+                .map_err(|e| DecodeError::protobuf::<T>(&e, self.body.len()).into());
+        }
         let body = self.json_body::<T>()?;
         crate::json::from_slice(&body).map_err(|e| DecodeError::of::<T>(&e, body.len()).into())
     }

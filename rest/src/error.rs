@@ -372,8 +372,7 @@ impl DecodeError {
         }
     }
 
-    /// Describes `error`, which happened turning `body_len` bytes of protobuf into JSON to
-    /// decode as `T`.
+    /// Describes `error`, which happened reading `body_len` bytes of protobuf as `T`.
     pub(crate) fn protobuf<T>(
         error: &clientgo_codec::protobuf::ProtobufError,
         body_len: usize,

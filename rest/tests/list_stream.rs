@@ -249,6 +249,27 @@ async fn a_protobuf_object_from_a_get_or_a_delete_decodes_as_its_json() {
     assert_eq!(deleted, json);
 }
 
+#[tokio::test]
+async fn a_protobuf_object_decodes_into_a_typed_object_as_its_json() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    const RICH: &[u8] = include_bytes!("../../codec/tests/fixtures/protobuf/rich.pb");
+    const RICH_JSON: &[u8] = include_bytes!("../../codec/tests/fixtures/protobuf/rich.json");
+    let json: ConfigMap = serde_json::from_slice(RICH_JSON).unwrap();
+    let script = Scripted::new(vec![Answer::Protobuf(RICH, RICH.len())]);
+    let mut config = Config::new("http://apiserver.test:6443".parse().unwrap());
+    config.qps = -1.0;
+    let client = RestClient::builder(config)
+        .http_client(script.clone())
+        .build()
+        .unwrap();
+    let got = clientgo_rest::ResourceClient::<ConfigMap>::namespaced(&client, "proto-fx")
+        .get("rich", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(got, json);
+    assert!(got.metadata.managed_fields.is_some_and(|f| f.len() == 2));
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_transport_failure_before_the_body_is_retried_with_metrics() {
     let script = Scripted::new(vec![
