@@ -167,9 +167,9 @@ impl<'de> Deserializer<'de> for ObjectDe<'de> {
             let (kind, api_version) = self.type_meta;
             let mut prefix = Vec::new();
             super::write_type(api_version.as_bytes(), kind.as_bytes(), &mut prefix);
-            let mut out = Vec::new();
-            transcode::write_object(self.message, self.raw, &prefix, &mut out)?;
-            return visitor.visit_map(RawValue(Some(utf8(out)?)));
+            let json =
+                json_of(|out| transcode::write_object(self.message, self.raw, &prefix, out))?;
+            return visitor.visit_map(RawValue(Some(json)));
         }
         visitor.visit_newtype_struct(self)
     }
@@ -189,11 +189,34 @@ impl<'de> Deserializer<'de> for ObjectDe<'de> {
 
 /// JSON made here as text: strings are made UTF-8 as they are written, and raw JSON was
 /// checked.
-pub(super) fn utf8(json: Vec<u8>) -> Result<String, ProtobufError> {
-    String::from_utf8(json).map_err(|_| ProtobufError::Type {
-        message: "the JSON of a value is not UTF-8".to_owned(),
-        at: None,
-    })
+/// The JSON `write` produces, as a string of exactly its length.
+///
+/// The text is written into a per-thread scratch buffer and copied out once: a `RawValue`
+/// (`managedFields`, say) may live in a cache as long as its object, and a buffer grown and
+/// then shrunk per value would leave a trail of freed blocks between the objects kept.
+pub(super) fn json_of(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), ProtobufError>,
+) -> Result<String, ProtobufError> {
+    let mut scratch = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    scratch.clear();
+    let result = write(&mut scratch).and_then(|()| match std::str::from_utf8(&scratch) {
+        Ok(text) => Ok(text.to_owned()),
+        Err(_) => Err(ProtobufError::Type {
+            message: "the JSON of a value is not UTF-8".to_owned(),
+            at: None,
+        }),
+    });
+    if scratch.capacity() <= SCRATCH_KEPT {
+        SCRATCH.with(|s| *s.borrow_mut() = scratch);
+    }
+    result
+}
+
+/// The largest scratch buffer a thread keeps between values.
+const SCRATCH_KEPT: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// What serde_json's `RawValue` reads: one key (its token), whose value is the JSON.

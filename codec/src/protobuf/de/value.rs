@@ -11,7 +11,7 @@ use super::super::schema::{Emit, Field, Kind, Message};
 use super::super::transcode::{self, bytes_of, last_value, varint_of};
 use super::super::wire::{Value, bytes_fields};
 use super::fields::{Elements, Entries, Fields};
-use super::{RAW_VALUE_TOKEN, RawValue, utf8};
+use super::{RAW_VALUE_TOKEN, RawValue, json_of};
 use crate::protobuf::ProtobufError;
 use clientgo_apimachinery::Time;
 
@@ -103,34 +103,35 @@ impl<'de> Val<'de> {
 
     /// The JSON the transcoder writes for this value.
     pub(super) fn to_json(&self) -> Result<String, ProtobufError> {
-        let mut out = Vec::new();
-        match *self {
-            Val::Str(text) => transcode::write_str(text, &mut out),
-            Val::Bool(v) => out.extend_from_slice(if v { b"true" } else { b"false" }),
-            Val::Int(v) => out.extend_from_slice(v.to_string().as_bytes()),
-            Val::Time(time) => quoted(&mut out, |out| time.write_rfc3339(out)),
-            Val::MicroTime(Some(time)) => quoted(&mut out, |out| time.write_rfc3339_micros(out)),
-            Val::MicroTime(None) => out.extend_from_slice(b"null"),
-            Val::RawJson(raw, message, field) => {
-                if raw.is_empty() {
-                    out.extend_from_slice(b"null");
-                } else if crate::json::is_valid(raw) {
-                    out.extend_from_slice(raw);
-                } else {
-                    return Err(raw_json_error(message, field));
+        json_of(|out| {
+            match *self {
+                Val::Str(text) => transcode::write_str(text, out),
+                Val::Bool(v) => out.extend_from_slice(if v { b"true" } else { b"false" }),
+                Val::Int(v) => out.extend_from_slice(v.to_string().as_bytes()),
+                Val::Time(time) => quoted(out, |out| time.write_rfc3339(out)),
+                Val::MicroTime(Some(time)) => quoted(out, |out| time.write_rfc3339_micros(out)),
+                Val::MicroTime(None) => out.extend_from_slice(b"null"),
+                Val::RawJson(raw, message, field) => {
+                    if raw.is_empty() {
+                        out.extend_from_slice(b"null");
+                    } else if crate::json::is_valid(raw) {
+                        out.extend_from_slice(raw);
+                    } else {
+                        return Err(raw_json_error(message, field));
+                    }
                 }
+                Val::Base64(bytes) => transcode::write_base64(bytes, out),
+                Val::Message(message, bytes) => transcode::write_object(message, bytes, b"", out)?,
+                Val::Map(message, field, bytes) => {
+                    transcode::write_map(message, field, bytes, out)?
+                }
+                Val::Seq(message, field, bytes) => {
+                    transcode::write_list(message, field, bytes, out)?;
+                }
+                Val::EmptySeq => out.extend_from_slice(b"[]"),
             }
-            Val::Base64(bytes) => transcode::write_base64(bytes, &mut out),
-            Val::Message(message, bytes) => transcode::write_object(message, bytes, b"", &mut out)?,
-            Val::Map(message, field, bytes) => {
-                transcode::write_map(message, field, bytes, &mut out)?
-            }
-            Val::Seq(message, field, bytes) => {
-                transcode::write_list(message, field, bytes, &mut out)?;
-            }
-            Val::EmptySeq => out.extend_from_slice(b"[]"),
-        }
-        utf8(out)
+            Ok(())
+        })
     }
 }
 
