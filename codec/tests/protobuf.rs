@@ -125,6 +125,53 @@ fn a_list_arriving_in_chunks_comes_out_an_item_at_a_time() {
 }
 
 #[test]
+fn a_lists_items_read_straight_as_from_their_json() {
+    for name in ["list", "empty-list", "rich"] {
+        let body = fixture(&format!("{name}.pb"));
+        let server: Value = serde_json::from_slice(&fixture(&format!("{name}.json"))).unwrap();
+        for chunk in [1, 3, 64, body.len()] {
+            // The pieces with every item as its JSON make the server's JSON, and each item
+            // reads straight into a type as from that JSON.
+            let mut reader = protobuf::JsonPieces::new();
+            let (mut json, mut items) = (Vec::new(), Vec::new());
+            for part in body.chunks(chunk) {
+                reader
+                    .push_pieces::<ProtobufError>(part, |piece| {
+                        match piece {
+                            protobuf::Piece::Json(text) => json.extend_from_slice(text),
+                            protobuf::Piece::Item(item) => {
+                                let mut text = Vec::new();
+                                item.write_json(&mut text)?;
+                                let from_json: DynamicObject = serde_json::from_slice(
+                                    text.strip_prefix(b",").unwrap_or(&text),
+                                )
+                                .unwrap();
+                                assert_eq!(item.decode::<DynamicObject>()?, from_json);
+                                let compact: Compact<DynamicObject> = item.decode()?;
+                                assert_eq!(compact.name(), from_json.name());
+                                json.extend_from_slice(&text);
+                                items.push(from_json);
+                            }
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+            }
+            reader
+                .finish::<ProtobufError>(|text| {
+                    json.extend_from_slice(text);
+                    Ok(())
+                })
+                .unwrap();
+            let json: Value = serde_json::from_slice(&json).unwrap();
+            assert_eq!(json, server, "{name} in chunks of {chunk}");
+            let expected = server["items"].as_array().map_or(0, Vec::len);
+            assert_eq!(items.len(), expected, "{name} in chunks of {chunk}");
+        }
+    }
+}
+
+#[test]
 fn a_list_cut_short_or_damaged_is_an_error_never_a_panic() {
     // Protobuf has no end marker: a body cut between two fields of the envelope reads as a
     // shorter object (the transport tells a cut body from a whole one). Cut inside the list's

@@ -142,6 +142,31 @@ impl<T: DeserializeOwned> ListDecoder<T> {
         })
     }
 
+    /// Takes an item the caller decoded from another encoding of the same list (a protobuf
+    /// list's item, [`ListItem::decode`](clientgo_codec::protobuf::ListItem::decode)), in the
+    /// place of its JSON: after the list's opening or after another item, where the pieces
+    /// of [`JsonPieces`](clientgo_codec::protobuf::JsonPieces) would push `,{...}`. Anywhere
+    /// else (before the items, after them) the body is out of order: a
+    /// [`ListFailure::Syntax`] error.
+    pub fn push_decoded(&mut self, item: T) -> Result<(), DecodeError> {
+        if !self.scanner.item_decoded() {
+            let offset = self.scanner.consumed;
+            return Err(DecodeError::for_list(
+                self.scanner.list_type,
+                ListFailure::Syntax { offset },
+                format!("an item handed over outside the items, at byte {offset}"),
+                offset,
+            ));
+        }
+        self.items.push(item);
+        Ok(())
+    }
+
+    /// The cap on one item ([`with_max_item_bytes`](Self::with_max_item_bytes)).
+    pub fn max_item_bytes(&self) -> usize {
+        self.scanner.max_item
+    }
+
     /// How many items have been decoded so far.
     pub fn decoded(&self) -> usize {
         self.items.len()
@@ -471,6 +496,19 @@ impl Scanner {
             }
             SCALAR => Ok(Scan::Scalar),
             _ => Err(self.unexpected(chunk, pos)),
+        }
+    }
+
+    /// Counts an item decoded from another encoding, if the scan is where an item goes (after
+    /// the `[` of the items, or after an item): it is then after that item.
+    fn item_decoded(&mut self) -> bool {
+        match self.state {
+            State::FirstItem | State::AfterItem => {
+                self.state = State::AfterItem;
+                self.index += 1;
+                true
+            }
+            _ => false,
         }
     }
 

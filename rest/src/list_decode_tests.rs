@@ -668,3 +668,35 @@ fn list_decode_errors_do_not_quote_field_values() {
     );
     assert!(!text.contains("hunter2"), "{text}");
 }
+
+#[test]
+fn items_decoded_elsewhere_take_their_place_among_the_json_ones() {
+    let item = |n: u64| serde_json::json!({ "n": n });
+    let mut decoder = ListDecoder::<Value>::new();
+    // Before the items, an item is out of place.
+    decoder
+        .push(br#"{"kind":"List","apiVersion":"v1","#)
+        .unwrap();
+    let err = decoder.push_decoded(item(9)).unwrap_err();
+    assert!(
+        matches!(err.list, Some(ListFailure::Syntax { .. })),
+        "{err}"
+    );
+
+    let mut decoder = ListDecoder::<Value>::new();
+    decoder
+        .push(br#"{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":["#)
+        .unwrap();
+    decoder.push_decoded(item(0)).unwrap();
+    decoder.push(br#",{"n":1}"#).unwrap();
+    decoder.push_decoded(item(2)).unwrap();
+    decoder.push_decoded(item(3)).unwrap();
+    assert_eq!(decoder.decoded(), 4);
+    decoder.push(b"]").unwrap();
+    // After the items, one is out of place again.
+    assert!(decoder.push_decoded(item(9)).is_err());
+    decoder.push(b"}").unwrap();
+    let list = list(decoder.finish());
+    assert_eq!(list.items, (0..4).map(item).collect::<Vec<_>>());
+    assert_eq!(list.resource_version(), "7");
+}

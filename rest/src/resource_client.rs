@@ -34,7 +34,7 @@
 //! finalizers, a `Status` when it is done), where client-go drops it.
 
 use clientgo_codec::Watch;
-use clientgo_codec::protobuf::{JsonPieces, ProtobufError, WireFormat};
+use clientgo_codec::protobuf::{JsonPieces, ListItem, Piece, ProtobufError, WireFormat};
 use std::any::Any;
 use std::marker::PhantomData;
 
@@ -547,9 +547,10 @@ async fn list_body<T: DeserializeOwned + 'static>(
     let mut decoder = ListDecoder::<T>::new()
         .with_max_item_bytes(inner.max_list_item_bytes)
         .skipping_undecodable();
-    // A protobuf list is decoded as it arrives too: its items are turned into JSON one by one
-    // as each is in (client-go reads a list whole first).
+    // A protobuf list is decoded as it arrives too: each item as soon as it is in, straight
+    // into `T` (client-go reads a list whole first).
     let mut protobuf: Option<(JsonPieces, u64)> = None;
+    let mut scratch = Vec::new();
     let protobuf_error = |error: ListError, read: u64| match error {
         ListError::Protobuf(error) => Error::from(DecodeError::for_list(
             std::any::type_name::<T>(),
@@ -566,8 +567,9 @@ async fn list_body<T: DeserializeOwned + 'static>(
                 let (pieces, read) = protobuf.get_or_insert_with(|| (JsonPieces::new(), 0));
                 *read += chunk.len() as u64;
                 pieces
-                    .push(chunk, |json| {
-                        decoder.push(json).map_err(|e| ListError::Other(e.into()))
+                    .push_pieces(chunk, |piece| match piece {
+                        Piece::Json(json) => decoder.push(json).map_err(ListError::from),
+                        Piece::Item(item) => push_item(&mut decoder, &item, &mut scratch),
                     })
                     .map_err(|error| protobuf_error(error, *read))
             }
@@ -575,7 +577,7 @@ async fn list_body<T: DeserializeOwned + 'static>(
         .await?;
     if let Some((pieces, read)) = protobuf {
         pieces
-            .finish(|json| decoder.push(json).map_err(|e| ListError::Other(e.into())))
+            .finish(|json| decoder.push(json).map_err(ListError::from))
             .map_err(|error| protobuf_error(error, read))?;
     }
     let undecodable = decoder.take_skipped();
@@ -602,6 +604,31 @@ async fn list_body<T: DeserializeOwned + 'static>(
     Ok((body, undecodable))
 }
 
+/// Hands a protobuf list's item to `decoder`: read straight into `T` when it reads so and is
+/// within the decoder's cap (in protobuf bytes), else as its JSON, so that the decoder gives
+/// it the error (or skips it) as it would in a JSON list.
+fn push_item<T: DeserializeOwned>(
+    decoder: &mut ListDecoder<T>,
+    item: &ListItem<'_>,
+    scratch: &mut Vec<u8>,
+) -> Result<(), ListError> {
+    if item.len() <= decoder.max_item_bytes()
+        && let Ok(decoded) = item.decode::<T>()
+    {
+        return decoder.push_decoded(decoded).map_err(ListError::from);
+    }
+    scratch.clear();
+    item.write_json(scratch)?;
+    let pushed = decoder.push(scratch).map_err(ListError::from);
+    if scratch.capacity() > SCRATCH_KEPT {
+        *scratch = Vec::new();
+    }
+    pushed
+}
+
+/// The largest buffer kept for the JSON of a protobuf list's items that do not read straight.
+const SCRATCH_KEPT: usize = 1 << 20;
+
 /// What stopped a protobuf list on its way to the list decoder.
 enum ListError {
     /// The protobuf could not be read.
@@ -613,6 +640,12 @@ enum ListError {
 impl From<ProtobufError> for ListError {
     fn from(error: ProtobufError) -> Self {
         ListError::Protobuf(error)
+    }
+}
+
+impl From<DecodeError> for ListError {
+    fn from(error: DecodeError) -> Self {
+        ListError::Other(error.into())
     }
 }
 

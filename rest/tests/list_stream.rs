@@ -13,7 +13,7 @@ use bytes::Bytes;
 use clientgo_apimachinery::{ApiResource, DynamicObject};
 use clientgo_rest::{
     Body, BoxError, BoxFuture, Config, DeleteParams, Deleted, DynamicClient, Error, HttpClient,
-    ListFailure, ListParams, RestClient, TransportError, TransportErrorKind,
+    ListFailure, ListParams, ResourceClient, RestClient, TransportError, TransportErrorKind,
 };
 use http_body::Frame;
 use http_body_util::BodyExt as _;
@@ -135,6 +135,16 @@ impl HttpClient for Scripted {
     }
 }
 
+/// An unthrottled client of `script`.
+fn client(script: &Scripted) -> RestClient {
+    let mut config = Config::new("http://apiserver.test:6443".parse().unwrap());
+    config.qps = -1.0;
+    RestClient::builder(config)
+        .http_client(script.clone())
+        .build()
+        .unwrap()
+}
+
 fn config_maps(script: &Scripted, registry: Option<&mut Registry>) -> DynamicClient {
     let mut config = Config::new("http://apiserver.test:6443".parse().unwrap());
     config.qps = -1.0;
@@ -207,6 +217,47 @@ async fn a_protobuf_list_decodes_as_the_same_list_in_json() {
     }
 }
 
+/// A ConfigMap that must say whether it is immutable: of the fixture's two, only `rich` does.
+#[derive(Debug, serde::Deserialize)]
+struct Immutable {
+    metadata: clientgo_apimachinery::ObjectMeta,
+    immutable: bool,
+}
+
+impl clientgo_apimachinery::Resource for Immutable {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "ConfigMap";
+    const PLURAL: &'static str = "configmaps";
+    const NAMESPACED: bool = true;
+}
+
+#[tokio::test]
+async fn a_protobuf_item_that_is_not_the_type_is_left_out_as_in_json() {
+    for chunk in [1, 7, PROTOBUF_LIST.len()] {
+        let script = Scripted::new(vec![Answer::Protobuf(PROTOBUF_LIST, chunk)]);
+        let partial = ResourceClient::<Immutable>::namespaced(&client(&script), "default")
+            .list_partial(&ListParams::default())
+            .await
+            .unwrap();
+        let [rich] = &partial.list.items[..] else {
+            panic!("{:?}", partial.list.items)
+        };
+        assert_eq!(
+            (rich.metadata.name.as_str(), rich.immutable),
+            ("rich", true)
+        );
+        let [error] = &partial.undecodable[..] else {
+            panic!("{:?}", partial.undecodable)
+        };
+        assert_eq!(error.list, Some(ListFailure::Item { index: 0 }), "{error}");
+        assert!(
+            error.to_string().contains("missing field `immutable`"),
+            "{error}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_damaged_protobuf_list_is_a_decode_error() {
     let damaged = &PROTOBUF_LIST[..PROTOBUF_LIST.len() - 40];
@@ -256,13 +307,7 @@ async fn a_protobuf_object_decodes_into_a_typed_object_as_its_json() {
     const RICH_JSON: &[u8] = include_bytes!("../../codec/tests/fixtures/protobuf/rich.json");
     let json: ConfigMap = serde_json::from_slice(RICH_JSON).unwrap();
     let script = Scripted::new(vec![Answer::Protobuf(RICH, RICH.len())]);
-    let mut config = Config::new("http://apiserver.test:6443".parse().unwrap());
-    config.qps = -1.0;
-    let client = RestClient::builder(config)
-        .http_client(script.clone())
-        .build()
-        .unwrap();
-    let got = clientgo_rest::ResourceClient::<ConfigMap>::namespaced(&client, "proto-fx")
+    let got = ResourceClient::<ConfigMap>::namespaced(&client(&script), "proto-fx")
         .get("rich", &Default::default())
         .await
         .unwrap();

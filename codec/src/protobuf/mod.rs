@@ -38,7 +38,7 @@ mod wire;
 
 pub use de::{from_object, from_watch_event};
 pub(crate) use framer::LengthFramer;
-pub use pieces::JsonPieces;
+pub use pieces::{JsonPieces, ListItem, Piece};
 pub use schema::serves;
 
 use wire::bytes_fields;

@@ -9,7 +9,15 @@
 //! handed on, and the list's other members are kept (they are small) and written after the
 //! items. An envelope in another order, or an object that is not a list, is kept whole and
 //! written at once when the body ends.
+//!
+//! [`push_pieces`](JsonPieces::push_pieces) hands each item on as its protobuf instead
+//! ([`Piece::Item`]), for the caller to read straight into its type ([`ListItem::decode`]) and
+//! turn into JSON ([`ListItem::write_json`]) only when that fails, so that an item's error
+//! is the one its JSON would give.
 
+use serde::Deserialize;
+
+use super::de::Val;
 use super::schema::{self, Field, Message};
 use super::wire::{Reader, Value, WireError, bytes_fields, varint_at};
 use super::{MAGIC, ProtobufError, transcode};
@@ -34,6 +42,60 @@ struct List {
     first: bool,
     /// The list message's fields other than its items, as they came.
     others: Vec<u8>,
+}
+
+/// What [`JsonPieces::push_pieces`] hands on: JSON, or one item of the list as protobuf.
+#[derive(Debug)]
+pub enum Piece<'a> {
+    /// A piece of the JSON text: the list's opening before its first item.
+    Json(&'a [u8]),
+    /// One item of the list, whole.
+    Item(ListItem<'a>),
+}
+
+/// One item of a protobuf list: a message of the list's item type, without its own `kind`
+/// and `apiVersion` (as in the JSON of a list of built-in objects).
+pub struct ListItem<'a> {
+    message: &'static Message,
+    bytes: &'a [u8],
+    first: bool,
+}
+
+impl std::fmt::Debug for ListItem<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The item's type and size, never its bytes.
+        f.debug_struct("ListItem")
+            .field("message", &self.message.name)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
+}
+
+impl<'a> ListItem<'a> {
+    /// Reads the item straight into `T`, as if from the JSON [`write_json`](Self::write_json)
+    /// writes for it.
+    pub fn decode<T: Deserialize<'a>>(&self) -> Result<T, ProtobufError> {
+        T::deserialize(Val::Message(self.message, self.bytes))
+    }
+
+    /// Appends the item's JSON to `out`, with the comma before it unless it is the first: the
+    /// piece [`push`](JsonPieces::push) would have handed on in its place.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), ProtobufError> {
+        if !self.first {
+            out.push(b',');
+        }
+        transcode::write_object(self.message, self.bytes, b"", out)
+    }
+
+    /// The item's size in protobuf.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether the item's message is empty (all its fields at their defaults).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
 }
 
 /// Reads a protobuf object (`k8s\0` and a `runtime.Unknown`) pushed in chunks and hands the
@@ -79,6 +141,34 @@ impl JsonPieces {
         chunk: &[u8],
         mut sink: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.push_any(chunk, false, &mut |piece: Piece<'_>| match piece {
+            Piece::Json(json) => sink(json),
+            // Not handed out by `push_any` when `items` is false.
+            Piece::Item(item) => {
+                let mut json = Vec::new();
+                item.write_json(&mut json)?;
+                sink(&json)
+            }
+        })
+    }
+
+    /// Takes the next chunk of the body as [`push`](Self::push) does, but hands each item of a
+    /// list on as protobuf ([`Piece::Item`]). The pieces are then the list's opening, its items,
+    /// and, at [`finish`](Self::finish), its other members and close.
+    pub fn push_pieces<E: From<ProtobufError>>(
+        &mut self,
+        chunk: &[u8],
+        mut sink: impl FnMut(Piece<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.push_any(chunk, true, &mut sink)
+    }
+
+    fn push_any<E: From<ProtobufError>>(
+        &mut self,
+        chunk: &[u8],
+        items: bool,
+        sink: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         // Let go of what has been read before the buffer grows.
         if self.pos > 0 && self.pos >= self.buf.len() / 2 {
             self.buf.drain(..self.pos);
@@ -86,10 +176,10 @@ impl JsonPieces {
         }
         self.buf.extend_from_slice(chunk);
         if let State::Start = self.state {
-            self.start(&mut sink)?;
+            self.start(sink)?;
         }
         if let State::List(_) = self.state {
-            self.items(&mut sink)?;
+            self.items(items, sink)?;
         }
         Ok(())
     }
@@ -97,7 +187,7 @@ impl JsonPieces {
     /// Reads the envelope up to the list's message, if it has arrived.
     fn start<E: From<ProtobufError>>(
         &mut self,
-        sink: &mut impl FnMut(&[u8]) -> Result<(), E>,
+        sink: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         if self.buf.len() < MAGIC.len() {
             return Ok(());
@@ -143,7 +233,7 @@ impl JsonPieces {
                     out.push(b'{');
                     super::write_type(api_version, kind, &mut out);
                     out.extend_from_slice(b",\"items\":[");
-                    sink(&out)?;
+                    sink(Piece::Json(&out))?;
                     self.out = out;
                     self.pos = start;
                     self.state = State::List(List {
@@ -164,10 +254,12 @@ impl JsonPieces {
         }
     }
 
-    /// Hands on every item of the list that has arrived whole.
+    /// Hands on every item of the list that has arrived whole: as protobuf when `as_items`,
+    /// else as JSON.
     fn items<E: From<ProtobufError>>(
         &mut self,
-        sink: &mut impl FnMut(&[u8]) -> Result<(), E>,
+        as_items: bool,
+        sink: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let State::List(list) = &mut self.state else {
             return Ok(());
@@ -191,12 +283,18 @@ impl JsonPieces {
                     }
                     .into());
                 };
-                self.out.clear();
-                if !std::mem::take(&mut list.first) {
-                    self.out.push(b',');
+                let item = ListItem {
+                    message: list.item,
+                    bytes: item,
+                    first: std::mem::take(&mut list.first),
+                };
+                if as_items {
+                    sink(Piece::Item(item))?;
+                } else {
+                    self.out.clear();
+                    item.write_json(&mut self.out)?;
+                    sink(Piece::Json(&self.out))?;
                 }
-                transcode::write_object(list.item, item, b"", &mut self.out)?;
-                sink(&self.out)?;
             } else {
                 list.others.extend_from_slice(&bytes[..used]);
             }

@@ -28,7 +28,7 @@ use super::transcode;
 use super::wire::bytes_fields;
 use super::{ProtobufError, Unwrapped};
 use fields::Fields;
-use value::Val;
+pub(super) use value::Val;
 
 /// The name serde_json's `RawValue` asks a deserializer for; given it, a value hands over its
 /// JSON (see the module docs).

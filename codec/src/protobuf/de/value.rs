@@ -16,7 +16,7 @@ use crate::protobuf::ProtobufError;
 use clientgo_apimachinery::Time;
 
 /// One value of an object, read from the wire when the type asks for it.
-pub(super) enum Val<'de> {
+pub(in crate::protobuf) enum Val<'de> {
     Str(&'de [u8]),
     Bool(bool),
     Int(i64),
