@@ -362,6 +362,16 @@ impl Rng {
     }
 }
 
+/// `PROTOBUF_FUZZ_SEED`, or `default`; printed, so that a failure can be replayed.
+fn fuzz_seed(default: u64) -> u64 {
+    let seed = std::env::var("PROTOBUF_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
+    println!("seed {seed} (PROTOBUF_FUZZ_SEED)");
+    seed
+}
+
 /// Hands `check` every prefix of each original, and 2,000 copies of each with 1 to 4 of its
 /// bytes changed at random.
 fn damage(originals: &[Vec<u8>], rng: &mut Rng, check: &mut impl FnMut(&[u8])) {
@@ -382,11 +392,7 @@ fn damage(originals: &[Vec<u8>], rng: &mut Rng, check: &mut impl FnMut(&[u8])) {
 
 #[test]
 fn damaged_protobuf_is_an_error_or_valid_json_never_a_panic() {
-    let seed = std::env::var("PROTOBUF_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_cafe_u64);
-    println!("seed {seed} (PROTOBUF_FUZZ_SEED)");
+    let seed = fuzz_seed(0x5eed_cafe_u64);
     let mut rng = Rng(seed | 1);
     let originals = [fixture("rich.pb"), fixture("list.pb"), fixture("secret.pb")];
     let (mut ok, mut failed) = (0, 0);
@@ -480,11 +486,7 @@ fn a_type_that_does_not_fit_is_an_error_naming_the_field_never_a_value() {
 
 #[test]
 fn damaged_protobuf_reads_straight_as_through_its_json() {
-    let seed = std::env::var("PROTOBUF_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x0de5_eed5_u64);
-    println!("seed {seed} (PROTOBUF_FUZZ_SEED)");
+    let seed = fuzz_seed(0x0de5_eed5_u64);
     let mut rng = Rng(seed | 1);
     let originals = [
         fixture("rich.pb"),
@@ -538,4 +540,46 @@ fn watch_events_read_straight_as_from_their_json() {
         panic!("an ERROR event")
     };
     assert_eq!(status.code, 410);
+}
+
+#[test]
+fn damaged_list_items_read_straight_as_through_their_json() {
+    let seed = fuzz_seed(0x0115_7ed5_u64);
+    let mut rng = Rng(seed | 1);
+    let (mut same, mut both_failed) = (0, 0);
+    let mut check = |bytes: &[u8]| {
+        let mut reader = protobuf::JsonPieces::new();
+        let mut item_ok = |piece: protobuf::Piece<'_>| {
+            let protobuf::Piece::Item(item) = piece else {
+                return Ok(());
+            };
+            let mut text = Vec::new();
+            let through_json = item
+                .write_json(&mut text)
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    serde_json::from_slice::<Value>(text.strip_prefix(b",").unwrap_or(&text))
+                        .map_err(|e| e.to_string())
+                });
+            match (through_json, item.decode::<Value>()) {
+                (Ok(json), Ok(direct)) => {
+                    assert_eq!(direct, json, "seed {seed}");
+                    same += 1;
+                }
+                (Err(_), Err(_)) => both_failed += 1,
+                (json, direct) => panic!("seed {seed}: through JSON {json:?}, straight {direct:?}"),
+            }
+            Ok::<(), ProtobufError>(())
+        };
+        for part in bytes.chunks(64) {
+            if reader.push_pieces(part, &mut item_ok).is_err() {
+                return;
+            }
+        }
+    };
+    damage(&[fixture("list.pb")], &mut rng, &mut check);
+    assert!(
+        same > 100 && both_failed > 10,
+        "same {same}, both failed {both_failed}"
+    );
 }
