@@ -13,7 +13,8 @@ use bytes::Bytes;
 use clientgo_apimachinery::{ApiResource, DynamicObject};
 use clientgo_rest::{
     Body, BoxError, BoxFuture, Config, DeleteParams, Deleted, DynamicClient, Error, HttpClient,
-    ListFailure, ListParams, ResourceClient, RestClient, TransportError, TransportErrorKind,
+    ListFailure, ListParams, ResourceClient, RestClient, RestClientBuilder, TransportError,
+    TransportErrorKind,
 };
 use http_body::Frame;
 use http_body_util::BodyExt as _;
@@ -135,21 +136,20 @@ impl HttpClient for Scripted {
     }
 }
 
-/// An unthrottled client of `script`.
-fn client(script: &Scripted) -> RestClient {
-    let mut config = Config::new("http://apiserver.test:6443".parse().unwrap());
-    config.qps = -1.0;
-    RestClient::builder(config)
-        .http_client(script.clone())
-        .build()
-        .unwrap()
-}
-
-fn config_maps(script: &Scripted, registry: Option<&mut Registry>) -> DynamicClient {
+/// An unthrottled client of `script`, with a request timeout of 30 s.
+fn builder(script: &Scripted) -> RestClientBuilder {
     let mut config = Config::new("http://apiserver.test:6443".parse().unwrap());
     config.qps = -1.0;
     config.timeout = Some(Duration::from_secs(30));
-    let builder = RestClient::builder(config).http_client(script.clone());
+    RestClient::builder(config).http_client(script.clone())
+}
+
+fn client(script: &Scripted) -> RestClient {
+    builder(script).build().unwrap()
+}
+
+fn config_maps(script: &Scripted, registry: Option<&mut Registry>) -> DynamicClient {
+    let builder = builder(script);
     let builder = match registry {
         Some(registry) => builder.metrics(registry),
         None => builder,

@@ -141,15 +141,19 @@ impl JsonPieces {
         chunk: &[u8],
         mut sink: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.push_any(chunk, false, &mut |piece: Piece<'_>| match piece {
-            Piece::Json(json) => sink(json),
-            // Not handed out by `push_any` when `items` is false.
+        // The items' JSON is written into `out`, taken for the call (the opening, written
+        // meanwhile, borrows a buffer of its own).
+        let mut json = std::mem::take(&mut self.out);
+        let pushed = self.push_pieces(chunk, |piece| match piece {
+            Piece::Json(text) => sink(text),
             Piece::Item(item) => {
-                let mut json = Vec::new();
+                json.clear();
                 item.write_json(&mut json)?;
                 sink(&json)
             }
-        })
+        });
+        self.out = json;
+        pushed
     }
 
     /// Takes the next chunk of the body as [`push`](Self::push) does, but hands each item of a
@@ -160,15 +164,6 @@ impl JsonPieces {
         chunk: &[u8],
         mut sink: impl FnMut(Piece<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.push_any(chunk, true, &mut sink)
-    }
-
-    fn push_any<E: From<ProtobufError>>(
-        &mut self,
-        chunk: &[u8],
-        items: bool,
-        sink: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
         // Let go of what has been read before the buffer grows.
         if self.pos > 0 && self.pos >= self.buf.len() / 2 {
             self.buf.drain(..self.pos);
@@ -176,10 +171,10 @@ impl JsonPieces {
         }
         self.buf.extend_from_slice(chunk);
         if let State::Start = self.state {
-            self.start(sink)?;
+            self.start(&mut sink)?;
         }
         if let State::List(_) = self.state {
-            self.items(items, sink)?;
+            self.items(&mut sink)?;
         }
         Ok(())
     }
@@ -254,11 +249,9 @@ impl JsonPieces {
         }
     }
 
-    /// Hands on every item of the list that has arrived whole: as protobuf when `as_items`,
-    /// else as JSON.
+    /// Hands on every item of the list that has arrived whole.
     fn items<E: From<ProtobufError>>(
         &mut self,
-        as_items: bool,
         sink: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let State::List(list) = &mut self.state else {
@@ -283,18 +276,11 @@ impl JsonPieces {
                     }
                     .into());
                 };
-                let item = ListItem {
+                sink(Piece::Item(ListItem {
                     message: list.item,
                     bytes: item,
                     first: std::mem::take(&mut list.first),
-                };
-                if as_items {
-                    sink(Piece::Item(item))?;
-                } else {
-                    self.out.clear();
-                    item.write_json(&mut self.out)?;
-                    sink(Piece::Json(&self.out))?;
-                }
+                }))?;
             } else {
                 list.others.extend_from_slice(&bytes[..used]);
             }

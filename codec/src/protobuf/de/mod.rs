@@ -187,9 +187,8 @@ impl<'de> Deserializer<'de> for ObjectDe<'de> {
     }
 }
 
-/// JSON made here as text: strings are made UTF-8 as they are written, and raw JSON was
-/// checked.
-/// The JSON `write` produces, as a string of exactly its length.
+/// The JSON `write` produces, as a string of exactly its length (UTF-8: strings are made so
+/// as they are written, and raw JSON was checked).
 ///
 /// The text is written into a per-thread scratch buffer and copied out once: a `RawValue`
 /// (`managedFields`, say) may live in a cache as long as its object, and a buffer grown and
