@@ -462,6 +462,77 @@ fn fields_in_any_order_read_straight_the_same() {
     assert_eq!(direct.unwrap(), transcoded.unwrap());
 }
 
+/// A type that takes what decodes and leaves out what does not, as a lenient
+/// `deserialize_with` does: it swallows the error that ends a decode which met a message out
+/// of order.
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct Lenient {
+    #[serde(default, deserialize_with = "or_none")]
+    metadata: Option<std::collections::BTreeMap<String, String>>,
+    data: std::collections::BTreeMap<String, String>,
+}
+
+fn or_none<'de, D: serde::Deserializer<'de>>(
+    from: D,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, D::Error> {
+    Ok(serde::Deserialize::deserialize(from).ok())
+}
+
+#[test]
+fn a_message_out_of_order_reads_as_one_in_order_through_every_entry_point() {
+    let entry = |k: &[u8], v: &[u8]| field(2, &[field(1, k), field(2, v)].concat());
+    let expected = Lenient {
+        metadata: Some(
+            [("name", "cm"), ("namespace", "ns")]
+                .map(|(k, v)| (k.into(), v.into()))
+                .into(),
+        ),
+        data: [("a".to_owned(), "1".to_owned())].into(),
+    };
+    // The object's own fields in order; its metadata's not (namespace, then name), then in
+    // order. Read through a type that would turn the first try's error into a missing field.
+    for meta in [
+        [field(3, b"ns"), field(1, b"cm")].concat(),
+        [field(1, b"cm"), field(3, b"ns")].concat(),
+    ] {
+        let raw = [field(1, &meta), entry(b"a", b"1")].concat();
+        let object = envelope("v1", "ConfigMap", &raw);
+        let read: Lenient = protobuf::from_object(&object).unwrap();
+        assert_eq!(read, expected);
+
+        let event = [field(1, b"MODIFIED"), field(2, &field(1, &object))].concat();
+        let read: WatchEvent<Lenient> = protobuf::from_watch_event(&event).unwrap();
+        assert!(
+            matches!(read, WatchEvent::Modified(ref cm) if *cm == expected),
+            "{read:?}"
+        );
+
+        let list = envelope(
+            "v1",
+            "ConfigMapList",
+            &[field(1, b""), field(2, &raw)].concat(),
+        );
+        let mut items = Vec::new();
+        let mut reader = protobuf::JsonPieces::new();
+        reader
+            .push_pieces::<ProtobufError>(&list, |piece| {
+                if let protobuf::Piece::Item(item) = piece {
+                    items.push(item.decode::<Lenient>()?);
+                }
+                Ok(())
+            })
+            .unwrap();
+        reader.finish::<ProtobufError>(|_| Ok(())).unwrap();
+        assert_eq!(items, std::slice::from_ref(&expected));
+    }
+    // A decode after one that met a message out of order assumes the order again, and one
+    // out of order in a message that is itself out of order reads the same too.
+    let meta = [field(3, b"ns"), field(1, b"cm")].concat();
+    let raw = [entry(b"a", b"1"), field(1, &meta)].concat();
+    let read: Lenient = protobuf::from_object(&envelope("v1", "ConfigMap", &raw)).unwrap();
+    assert_eq!(read, expected);
+}
+
 #[test]
 fn a_type_that_does_not_fit_is_an_error_naming_the_field_never_a_value() {
     #[derive(Debug, serde::Deserialize)]

@@ -17,7 +17,7 @@
 
 use serde::Deserialize;
 
-use super::de::Val;
+use super::de::{Val, in_order};
 use super::schema::{self, Field, Message};
 use super::wire::{Reader, Value, WireError, bytes_fields, varint_at};
 use super::{MAGIC, ProtobufError, transcode};
@@ -75,7 +75,7 @@ impl<'a> ListItem<'a> {
     /// Reads the item straight into `T`, as if from the JSON [`write_json`](Self::write_json)
     /// writes for it.
     pub fn decode<T: Deserialize<'a>>(&self) -> Result<T, ProtobufError> {
-        T::deserialize(Val::Message(self.message, self.bytes))
+        in_order(|| T::deserialize(Val::Message(self.message, self.bytes)))
     }
 
     /// Appends the item's JSON to `out`, with the comma before it unless it is the first: the

@@ -8,6 +8,7 @@ use serde::de::{DeserializeSeed, MapAccess, SeqAccess};
 use super::super::schema::{Emit, Field, Kind, Message};
 use super::super::transcode::{self, Values, bit, bytes_of, values};
 use super::super::wire::{Reader, Value, bytes_fields};
+use super::order;
 use super::value::Val;
 use crate::protobuf::ProtobufError;
 
@@ -48,7 +49,12 @@ impl<'de> Fields<'de> {
         bytes: &'de [u8],
         type_meta: Option<(&'de str, &'de str)>,
     ) -> Result<Self, ProtobufError> {
-        let ordered = ascending(bytes)?;
+        // Assumed until a decode finds a message out of order (see `order`).
+        let ordered = if order::checking() {
+            ascending(bytes)?
+        } else {
+            true
+        };
         let first = if ordered {
             Step::Runs(Reader::new(bytes))
         } else {
@@ -116,6 +122,9 @@ impl<'de> Fields<'de> {
                         let at = reader.pos();
                         match reader.field()? {
                             Some((next, value)) if next == number => last = check(value)?,
+                            // Numbers going down: only where the order was assumed (a message
+                            // checked and found out of order is read scattered instead).
+                            Some((next, _)) if next < number => return Err(order::out_of_order()),
                             Some((next, value)) => {
                                 self.ahead = Some((next, value, at));
                                 break at;

@@ -5,11 +5,11 @@
 //! client-go decodes protobuf into its Go types with generated code. Here the schema's table
 //! stands in for that code, as it does for the [transcoder](super::transcode), and the two
 //! follow the same rules, so an object reads the same either way: the fields a message lists,
-//! by ascending number (a message whose numbers go down somewhere is read field by field);
-//! the last value of a field given twice; `omitempty` fields left out when zero; times as
-//! RFC 3339 strings; the zero `Time` left out and the zero `MicroTime` `null`; an absent list
-//! of a `Present` field as `[]`; strings that are not UTF-8 with U+FFFD. Strings are lent from
-//! the input, so a type that borrows them copies nothing.
+//! by ascending number (a message whose numbers go down somewhere is read field by field: see
+//! `order`); the last value of a field given twice; `omitempty` fields left out when zero;
+//! times as RFC 3339 strings; the zero `Time` left out and the zero `MicroTime` `null`; an
+//! absent list of a `Present` field as `[]`; strings that are not UTF-8 with U+FFFD. Strings
+//! are lent from the input, so a type that borrows them copies nothing.
 //!
 //! Where it differs from decoding the transcoder's JSON: a value the type does not read (a key
 //! it ignores) is skipped without being looked into, as a protobuf decoder skips an unknown
@@ -18,6 +18,7 @@
 //! transcoder. Errors describe the type's expectation and the field, never a value.
 
 mod fields;
+mod order;
 mod value;
 
 use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
@@ -28,6 +29,7 @@ use super::transcode;
 use super::wire::bytes_fields;
 use super::{ProtobufError, Unwrapped};
 use fields::Fields;
+pub(super) use order::in_order;
 pub(super) use value::Val;
 
 /// The name serde_json's `RawValue` asks a deserializer for; given it, a value hands over its
@@ -43,10 +45,12 @@ pub fn from_object<'de, T: de::Deserialize<'de>>(object: &'de [u8]) -> Result<T,
         kind,
         raw,
     } = super::unwrap(object)?;
-    T::deserialize(ObjectDe {
-        message,
-        raw,
-        type_meta: (kind, api_version),
+    order::in_order(|| {
+        T::deserialize(ObjectDe {
+            message,
+            raw,
+            type_meta: (kind, api_version),
+        })
     })
 }
 
@@ -59,9 +63,11 @@ pub fn from_watch_event<'de, T: de::Deserialize<'de>>(
 ) -> Result<T, ProtobufError> {
     let [event_type, raw_extension] = bytes_fields(event, "WatchEvent", [1, 2])?;
     let [object] = bytes_fields(raw_extension, "RawExtension", [1])?;
-    T::deserialize(EventDe {
-        event_type,
-        object: Some(object),
+    order::in_order(|| {
+        T::deserialize(EventDe {
+            event_type,
+            object: Some(object),
+        })
     })
 }
 
