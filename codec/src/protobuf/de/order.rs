@@ -28,7 +28,7 @@ use std::cell::Cell;
 
 use crate::protobuf::ProtobufError;
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct State {
     /// Every message is checked before it is walked.
     check: bool,
@@ -36,8 +36,14 @@ struct State {
     descended: bool,
 }
 
+/// A decode's state at its start: the order assumed, nothing found out of order yet.
+const FRESH: State = State {
+    check: false,
+    descended: false,
+};
+
 thread_local! {
-    static STATE: Cell<State> = const { Cell::new(State { check: false, descended: false }) };
+    static STATE: Cell<State> = const { Cell::new(FRESH) };
 }
 
 /// Whether the messages of the decode under way are checked before they are walked.
@@ -69,7 +75,7 @@ pub(in crate::protobuf) fn in_order<T>(
             STATE.with(|state| state.set(self.0));
         }
     }
-    let _restore = Restore(STATE.with(|state| state.replace(State::default())));
+    let _restore = Restore(STATE.with(|state| state.replace(FRESH)));
     let first = decode();
     if !STATE.with(|state| state.get().descended) {
         return first;
