@@ -99,6 +99,7 @@ mod item;
 mod line;
 mod metrics;
 mod options;
+mod pending;
 mod prometheus;
 mod queue;
 mod state;

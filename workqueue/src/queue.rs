@@ -55,6 +55,11 @@
 //!   the caller's choice.
 //! * Waiting is a FIFO of wakers under the queue's lock (see `waiters.rs`) rather than a
 //!   condition variable, so async tasks and threads ([`Queue::get_blocking`]) share it.
+//! * A plain [`add`](Queue::add) on a FIFO queue without metrics does not take the queue's
+//!   lock: it goes into a short buffer of its own, which the next critical section that hands
+//!   items out or reads the line applies first, in order (see `pending.rs`). A producer that
+//!   outruns its workers then moves the queue's state between cores once per batch instead of
+//!   once per add. client-go takes the lock for every `Add`.
 //! * An item's state is one table entry instead of client-go's separate `dirty` and
 //!   `processing` sets and the delaying queue's map: one hash lookup per operation, computed
 //!   before the lock is taken (see `state.rs`, which also lists the table's invariants).
@@ -67,7 +72,8 @@
 //!    way: an item pushed in line wakes one getter unless a woken one has not come back yet; a
 //!    woken getter that takes an item and leaves items behind wakes the next; one that goes
 //!    away without taking an item passes the wake-up on (see [`Get`]'s `Drop`); one that finds
-//!    nothing parks again (see `waiters.rs`).
+//!    nothing parks again (see `waiters.rs`). The same holds for adds waiting in the buffer,
+//!    which reach the line before any getter parks on an empty one (see `pending.rs`).
 //! 2. Drain waiters are woken whenever no item is being processed any more, or the drain is
 //!    cancelled.
 //! 3. `closed` is set in the same critical section that sets `shutting_down`, and never
@@ -76,6 +82,7 @@
 
 use std::fmt;
 use std::hash::BuildHasher;
+use std::ops::DerefMut;
 use std::sync::Arc as StdArc;
 use std::sync::atomic::Ordering;
 use std::task::Waker;
@@ -89,11 +96,15 @@ pub use crate::item::QueueItem;
 use crate::line::{DepthByPriority, Line, PRIORITY_NORMAL, Priority, PriorityLine};
 use crate::metrics::{CounterMetric, QueueMetrics, resolve_provider};
 use crate::options::{AddOptions, Order, QueueConfig};
+use crate::pending::Pending;
 use crate::state::{Fired, State, TakenDelayed, Wakeups};
 use crate::sync::{Arc, AtomicBool, Mutex, block_on};
+use crate::waiters::Waiters;
 
 mod guard;
 pub(crate) mod journey;
+#[cfg(all(test, not(clientgo_loom)))]
+mod pending_tests;
 mod timer;
 
 pub use guard::{Drain, Get, Processing};
@@ -144,6 +155,8 @@ pub struct Queue<T> {
 
 pub(crate) struct Shared<T> {
     state: Mutex<State<T>>,
+    /// Plain adds made off the lock, on a queue that allows it (see `pending.rs`).
+    pending: Option<Pending<T>>,
     /// The queue's name, for its journey events.
     name: Box<str>,
     hasher: ItemHasher,
@@ -188,6 +201,16 @@ impl<T: QueueItem> Queue<T> {
             .as_ref()
             .map(|provider| provider.new_retries_metric(&config.name));
         let has_metrics = metrics.is_some();
+        // Plain adds skip the lock on FIFO queues without metrics (see `pending.rs`).
+        let (pending, getters) = if matches!(order, Order::Fifo) && !has_metrics {
+            let wanted = Arc::new(AtomicBool::new(false));
+            (
+                Some(Pending::new(wanted.clone())),
+                Waiters::mirrored(wanted),
+            )
+        } else {
+            (None, Waiters::default())
+        };
         let hasher = ItemHasher::default();
         let line = match order {
             Order::Fifo => Line::Fifo(Default::default()),
@@ -198,7 +221,8 @@ impl<T: QueueItem> Queue<T> {
         };
         let queue = Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State::new(metrics, line)),
+                state: Mutex::new(State::new(metrics, line, getters)),
+                pending,
                 name: config.name.as_str().into(),
                 closed: AtomicBool::new(false),
                 hasher,
@@ -324,26 +348,34 @@ impl<T: QueueItem> Queue<T> {
     /// An add at `priority`, now.
     pub(crate) fn add_at_priority(&self, item: T, priority: Priority) {
         let hash = self.hash(&item);
-        let wakeup = {
-            let mut state = self.shared.state.lock();
-            if state.shutting_down {
-                return;
+        let mut wakeups = Wakeups::new();
+        if let Some(pending) = &self.shared.pending
+            && !journey::enabled()
+        {
+            if !self.shutting_down() && pending.push(hash, item) {
+                drop(self.lock_applied(&mut wakeups));
             }
-            if journey::enabled() {
-                // Under the lock, so that the event comes before the get it makes possible.
-                let outcome = state.add_outcome(hash, &item);
-                let copy = item.clone();
-                let wakeup = state.add_with(&self.shared.hasher, hash, item, priority);
-                let depth = state.waiting_len();
-                journey::add(&self.shared.name, &copy, hash, outcome, depth);
-                wakeup
-            } else {
-                state.add_with(&self.shared.hasher, hash, item, priority)
-            }
-        };
-        if let Some(waker) = wakeup {
-            waker.wake();
+            wake_all(wakeups);
+            return;
         }
+        {
+            let mut state = self.lock_applied(&mut wakeups);
+            if !state.shutting_down {
+                let wakeup = if journey::enabled() {
+                    // Under the lock, so that the event comes before the get it makes possible.
+                    let outcome = state.add_outcome(hash, &item);
+                    let copy = item.clone();
+                    let wakeup = state.add_with(&self.shared.hasher, hash, item, priority);
+                    let depth = state.waiting_len();
+                    journey::add(&self.shared.name, &copy, hash, outcome, depth);
+                    wakeup
+                } else {
+                    state.add_with(&self.shared.hasher, hash, item, priority)
+                };
+                wakeups.extend(wakeup);
+            }
+        }
+        wake_all(wakeups);
     }
 
     /// An add at `priority` once `delay` has passed (counted as a retry in the metrics).
@@ -400,15 +432,46 @@ impl<T: QueueItem> Queue<T> {
         self.shared.hasher.hash_one(item)
     }
 
+    /// Applies the adds buffered off the lock to `state`, in order; the getters they wake go in
+    /// `wakeups`, to be woken after unlocking.
+    pub(crate) fn apply(&self, state: &mut State<T>, wakeups: &mut Wakeups) {
+        if let Some(pending) = &self.shared.pending {
+            state.apply(pending, &self.shared.hasher, wakeups);
+        }
+    }
+
+    /// Applies the buffered adds for a getter that may just have set `wanted` (it parked, came
+    /// back from a wake-up, or went away): adds it does not find here saw it wanting one (see
+    /// `pending.rs`, rule 2). Returns whether there were any.
+    pub(crate) fn apply_after_wanted(&self, state: &mut State<T>, wakeups: &mut Wakeups) -> bool {
+        match &self.shared.pending {
+            Some(pending) if !pending.is_empty_after_wanted() => {
+                state.apply(pending, &self.shared.hasher, wakeups);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Locks the state with the buffered adds applied, as every critical section that hands
+    /// items out or reads the line does, so that it sees every add made before it.
+    pub(crate) fn lock_applied(
+        &self,
+        wakeups: &mut Wakeups,
+    ) -> impl DerefMut<Target = State<T>> + '_ {
+        let mut state = self.shared.state.lock();
+        self.apply(&mut state, wakeups);
+        state
+    }
+
     /// Adds the delayed items due at `now`, at most `limit` of them in one critical section.
     pub(crate) fn fire_due(&self, now: u64, limit: usize) -> Fired {
         let mut wakeups = Wakeups::new();
         let trace = journey::enabled().then_some(&*self.shared.name);
-        let fired = self
-            .shared
-            .state
-            .lock()
-            .fire_due(now, limit, &mut wakeups, trace);
+        let fired = {
+            let mut state = self.lock_applied(&mut wakeups);
+            state.fire_due(now, limit, &mut wakeups, trace)
+        };
         wake_all(wakeups);
         fired
     }
@@ -457,7 +520,7 @@ impl<T: QueueItem> Queue<T> {
         }
         let mut wakeups = Wakeups::new();
         {
-            let mut state = self.shared.state.lock();
+            let mut state = self.lock_applied(&mut wakeups);
             state.requeue(&self.shared.hasher, (hash, item, priority), &mut wakeups);
             journey::done(&self.shared.name, item, hash, outcome);
         }
@@ -480,7 +543,10 @@ impl<T: QueueItem> Queue<T> {
     /// How many items wait in line (items being processed or waiting for a delay are not
     /// counted).
     pub fn len(&self) -> usize {
-        self.shared.state.lock().waiting_len()
+        let mut wakeups = Wakeups::new();
+        let len = self.lock_applied(&mut wakeups).waiting_len();
+        wake_all(wakeups);
+        len
     }
 
     /// Whether no item waits in line.
@@ -517,19 +583,17 @@ impl<T: QueueItem> Queue<T> {
     /// items still in line are handed out, `get` returns `None`. Does not wait for workers;
     /// cancels a pending [`shut_down_with_drain`](Queue::shut_down_with_drain).
     pub fn shut_down(&self) {
-        let (wakeups, taken): (Wakeups, _) = {
-            let mut state = self.shared.state.lock();
+        let mut wakeups = Wakeups::new();
+        let taken = {
+            // Adds made before the shut down are applied, and handed out (see `pending.rs`).
+            let mut state = self.lock_applied(&mut wakeups);
             let taken = state.take_delayed();
             state.shutting_down = true;
             self.shared.closed.store(true, Ordering::Release);
             state.drain = false;
             let state = &mut *state;
-            let wakeups = state
-                .getters
-                .drain()
-                .chain(state.drainers.drain())
-                .collect();
-            (wakeups, taken)
+            wakeups.extend(state.getters.drain().chain(state.drainers.drain()));
+            taken
         };
         wake_all(wakeups);
         self.shared.timer.wake();
@@ -543,13 +607,15 @@ impl<T: QueueItem> Queue<T> {
     /// keep ending their [`Processing`] holds, or the wait never ends. A concurrent `shut_down`
     /// ends the wait early.
     pub fn shut_down_with_drain(&self) -> Drain<'_, T> {
-        let (wakeups, taken): (Wakeups, _) = {
-            let mut state = self.shared.state.lock();
+        let mut wakeups = Wakeups::new();
+        let taken = {
+            let mut state = self.lock_applied(&mut wakeups);
             let taken = state.take_delayed();
             state.shutting_down = true;
             self.shared.closed.store(true, Ordering::Release);
             state.drain = true;
-            (state.getters.drain().collect(), taken)
+            wakeups.extend(state.getters.drain());
+            taken
         };
         wake_all(wakeups);
         self.shared.timer.wake();
@@ -593,13 +659,24 @@ impl<T: QueueItem> Queue<T> {
 
 impl<T: QueueItem> fmt::Debug for Queue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.shared.state.lock();
+        let mut wakeups = Wakeups::new();
+        let (len, delayed, processing, shutting_down) = {
+            let state = self.lock_applied(&mut wakeups);
+            let state = &*state;
+            (
+                state.waiting_len(),
+                state.delayed_len(),
+                state.processing,
+                state.shutting_down,
+            )
+        };
+        wake_all(wakeups);
         f.debug_struct("Queue")
             .field("name", &self.shared.name)
-            .field("len", &state.waiting_len())
-            .field("delayed", &state.delayed_len())
-            .field("processing", &state.processing)
-            .field("shutting_down", &state.shutting_down)
+            .field("len", &len)
+            .field("delayed", &delayed)
+            .field("processing", &processing)
+            .field("shutting_down", &shutting_down)
             .field("rate_limited", &self.shared.limiter.is_some())
             .field("priority", &self.shared.priority)
             .finish()

@@ -43,6 +43,7 @@ use hashbrown::hash_table::Entry;
 use crate::item::{ItemHasher, QueueItem};
 use crate::line::{COMPACT_SLACK, Line, Priority};
 use crate::metrics::QueueMetrics;
+use crate::pending::Pending;
 use crate::waiters::Waiters;
 
 /// Wakers collected under the lock, woken after it is released.
@@ -158,6 +159,8 @@ pub(crate) struct State<T> {
     pub(crate) shutting_down: bool,
     pub(crate) drain: bool,
     pub(crate) metrics: Option<QueueMetrics<T>>,
+    /// The buffer of pending adds last applied, empty, kept for its capacity.
+    batch: Vec<(u64, T)>,
 }
 
 /// The move of an item into the "needs processing" state, shared by `add` and a fired delay.
@@ -191,18 +194,19 @@ fn make_dirty<T: QueueItem>(
 }
 
 impl<T: QueueItem> State<T> {
-    pub(crate) fn new(metrics: Option<QueueMetrics<T>>, line: Line<T>) -> Self {
+    pub(crate) fn new(metrics: Option<QueueMetrics<T>>, line: Line<T>, getters: Waiters) -> Self {
         Self {
             table: HashTable::new(),
             line,
             processing: 0,
             heap: BinaryHeap::new(),
             delayed: 0,
-            getters: Waiters::default(),
+            getters,
             drainers: Waiters::default(),
             shutting_down: false,
             drain: false,
             metrics,
+            batch: Vec::new(),
         }
     }
 
@@ -241,7 +245,26 @@ impl<T: QueueItem> State<T> {
         )
     }
 
-    /// How many items wait in line.
+    /// Applies the plain adds buffered in `pending`, in the order they were made. After shut
+    /// down it does nothing: an add that raced the shut down into the buffer is ignored, as
+    /// client-go ignores adds after `ShutDown`, and dropped with the queue (not under its lock).
+    pub(crate) fn apply(
+        &mut self,
+        pending: &Pending<T>,
+        hasher: &ItemHasher,
+        wakeups: &mut Wakeups,
+    ) {
+        if self.shutting_down {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.batch);
+        pending.take(&mut batch);
+        for (hash, item) in batch.drain(..) {
+            wakeups.extend(self.add_with(hasher, hash, item, crate::line::PRIORITY_NORMAL));
+        }
+        self.batch = batch;
+    }
+
     /// What an add of `item` would be, for its journey event: `new`, `coalesced` (already
     /// in line) or `deferred` (being processed: back in line when done).
     pub(crate) fn add_outcome(&self, hash: u64, item: &T) -> AddOutcome {
@@ -256,6 +279,7 @@ impl<T: QueueItem> State<T> {
         }
     }
 
+    /// How many items wait in line.
     pub(crate) fn waiting_len(&self) -> usize {
         self.line.len()
     }
@@ -531,7 +555,8 @@ mod tests {
     #[test]
     fn a_delayed_add_of_a_processing_item_requeues_it_after_done() {
         let hasher = ItemHasher::default();
-        let mut state: State<&str> = State::new(None, Line::Fifo(VecDeque::new()));
+        let mut state: State<&str> =
+            State::new(None, Line::Fifo(VecDeque::new()), Default::default());
         let mut wakeups = Wakeups::new();
         let hash = hasher.hash_one("k");
         state.add(&hasher, hash, "k");
@@ -555,7 +580,8 @@ mod tests {
     #[test]
     fn entries_go_once_nothing_is_pending() {
         let hasher = ItemHasher::default();
-        let mut state: State<&str> = State::new(None, Line::Fifo(VecDeque::new()));
+        let mut state: State<&str> =
+            State::new(None, Line::Fifo(VecDeque::new()), Default::default());
         let mut wakeups = Wakeups::new();
         let hash = hasher.hash_one("k");
         state.add_after(&hasher, hash, "k", 10);
@@ -589,7 +615,8 @@ mod tests {
     #[test]
     fn the_heap_stays_bounded_by_the_waiting_items() {
         let hasher = ItemHasher::default();
-        let mut state: State<u64> = State::new(None, Line::Fifo(VecDeque::new()));
+        let mut state: State<u64> =
+            State::new(None, Line::Fifo(VecDeque::new()), Default::default());
         let mut wakeups = Wakeups::new();
         const KEYS: u64 = 1_000;
         // Debounced keys: every add moves the key's time earlier, leaving a stale entry.
@@ -612,7 +639,8 @@ mod tests {
     #[test]
     fn compaction_keeps_one_entry_per_item_when_a_time_comes_back() {
         let hasher = ItemHasher::default();
-        let mut state: State<u64> = State::new(None, Line::Fifo(VecDeque::new()));
+        let mut state: State<u64> =
+            State::new(None, Line::Fifo(VecDeque::new()), Default::default());
         let mut wakeups = Wakeups::new();
         // Key 0 waits for time 1,000,000 again and again: each round its time moves earlier
         // (a stale entry at 1,000,000), it fires, then goes back to 1,000,000 exactly. Every
@@ -637,7 +665,8 @@ mod tests {
     #[test]
     fn shut_down_releases_the_delayed_adds_in_batches() {
         let hasher = ItemHasher::default();
-        let mut state: State<u64> = State::new(None, Line::Fifo(VecDeque::new()));
+        let mut state: State<u64> =
+            State::new(None, Line::Fifo(VecDeque::new()), Default::default());
         let mut wakeups = Wakeups::new();
         for key in 0..10u64 {
             add_at(&mut state, &hasher, key, 100 + key);
@@ -668,7 +697,8 @@ mod tests {
     #[test]
     fn firing_stops_at_the_batch_limit() {
         let hasher = ItemHasher::default();
-        let mut state: State<u32> = State::new(None, Line::Fifo(VecDeque::new()));
+        let mut state: State<u32> =
+            State::new(None, Line::Fifo(VecDeque::new()), Default::default());
         let mut wakeups = Wakeups::new();
         for i in 0..5 {
             state.add_after(&hasher, hasher.hash_one(i), i, u64::from(i));

@@ -8,10 +8,16 @@
 //! [loom]: https://docs.rs/loom
 
 #[cfg(not(clientgo_loom))]
-pub(crate) use std::sync::{Arc, atomic::AtomicBool};
+pub(crate) use std::sync::{
+    Arc,
+    atomic::{AtomicBool, fence},
+};
 
 #[cfg(clientgo_loom)]
-pub(crate) use loom::sync::{Arc, atomic::AtomicBool};
+pub(crate) use loom::sync::{
+    Arc,
+    atomic::{AtomicBool, fence},
+};
 
 /// A mutex with parking_lot's poison-free interface, backed by loom's mutex under loom.
 #[derive(Debug, Default)]

@@ -17,9 +17,16 @@
 //! and every idle worker is reached, one after another. `woken` counts the waiters taken off
 //! the list (by `pop` or `drain`) that have not come back yet; a waiter comes back exactly
 //! once, when it finds its number gone (in `remove` or `register`).
+//!
+//! **Wanted.** The getters' list also keeps a flag, readable without the lock, that is true
+//! while a waiter is parked and none woken is on its way: the condition under which an add
+//! must wake someone. Adders that do not take the lock read it (see `pending.rs`).
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::task::Waker;
+
+use crate::sync::{Arc, AtomicBool};
 
 /// Parked waiters in the order they arrived.
 #[derive(Debug, Default)]
@@ -28,9 +35,34 @@ pub(crate) struct Waiters {
     list: VecDeque<(u64, Waker)>,
     /// Waiters woken (taken off `list`) that have not come back yet.
     woken: usize,
+    /// A copy of "a waiter is parked and none woken is on its way", readable without the
+    /// queue's lock: kept for the getters, whose adders read it (see `pending.rs`).
+    wanted: Option<Arc<AtomicBool>>,
 }
 
 impl Waiters {
+    /// Waiters that keep `wanted` true while one of them is parked and none woken is on its
+    /// way.
+    pub(crate) fn mirrored(wanted: Arc<AtomicBool>) -> Self {
+        Self {
+            wanted: Some(wanted),
+            ..Self::default()
+        }
+    }
+
+    /// Keeps `wanted` (when mirrored) equal to: a waiter is parked and none woken is on its way.
+    fn mirror(&self) {
+        if let Some(wanted) = &self.wanted {
+            let now = self.woken == 0 && !self.list.is_empty();
+            // Written only under the queue's lock, so a relaxed read sees the last value; the
+            // fence that orders the write before what the getter reads next is the reader's
+            // (see `pending.rs`).
+            if wanted.load(Ordering::Relaxed) != now {
+                wanted.store(now, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Parks the waiter `id` (allocating a number on first use), or refreshes its waker.
     pub(crate) fn register(&mut self, id: &mut Option<u64>, waker: &Waker) {
         let known = id.is_some();
@@ -48,6 +80,7 @@ impl Waiters {
                 self.list.push_back((id, waker.clone()));
             }
         }
+        self.mirror();
     }
 
     /// Removes the waiter `id`; returns false when it was not parked (it was woken already).
@@ -55,6 +88,7 @@ impl Waiters {
         match self.list.iter().position(|(parked, _)| *parked == id) {
             Some(index) => {
                 self.list.remove(index);
+                self.mirror();
                 true
             }
             None => {
@@ -67,6 +101,7 @@ impl Waiters {
     fn came_back(&mut self) {
         debug_assert!(self.woken > 0, "a waiter came back that was not woken");
         self.woken = self.woken.saturating_sub(1);
+        self.mirror();
     }
 
     /// Unparks the longest-waiting waiter and returns its waker, to be woken after unlocking;
@@ -78,12 +113,16 @@ impl Waiters {
         }
         let (_, waker) = self.list.pop_front()?;
         self.woken += 1;
+        self.mirror();
         Some(waker)
     }
 
     /// Unparks every waiter.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = Waker> + '_ {
         self.woken += self.list.len();
+        if let Some(wanted) = &self.wanted {
+            wanted.store(false, Ordering::Relaxed);
+        }
         self.list.drain(..).map(|(_, waker)| waker)
     }
 }

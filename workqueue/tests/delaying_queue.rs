@@ -268,3 +268,20 @@ fn a_queue_built_outside_a_runtime_delays_on_its_own_timer_thread() {
     queue.shut_down();
     assert!(queue.get_blocking().is_none());
 }
+
+/// A plain add made before a delayed item comes due is handed out before it, though the timer
+/// moves the delayed one in line on its own task: the timer sees every add made before it.
+#[tokio::test(start_paused = true)]
+async fn an_add_made_before_a_delay_ends_comes_out_first() {
+    let queue = Queue::new();
+    queue.add_after("delayed", 10 * MS);
+    let timer_started = settle(&queue).await;
+    assert_eq!(timer_started, 0);
+    tokio::time::advance(5 * MS).await;
+    queue.add("plain");
+    tokio::time::advance(5 * MS).await;
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(drain_in_order(&queue).await, ["plain", "delayed"]);
+}

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use clientgo_journey::DoneOutcome;
 
-use super::{Queue, QueueItem, journey};
+use super::{Queue, QueueItem, journey, wake_all};
 use crate::line::Priority;
+use crate::state::Wakeups;
 
 /// The future returned by [`Queue::get`].
 #[must_use = "futures do nothing unless awaited"]
@@ -35,60 +36,72 @@ impl<'q, T: QueueItem> Future for Get<'q, T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let queue = self.queue;
-        let mut state = queue.shared.state.lock();
-        if let Some((hash, item, priority)) = state.take_next() {
-            if let Some(id) = self.waiter.take() {
-                state.getters.remove(id);
+        let mut wakeups = Wakeups::new();
+        let mut state = queue.lock_applied(&mut wakeups);
+        loop {
+            if let Some((hash, item, priority)) = state.take_next() {
+                if let Some(id) = self.waiter.take() {
+                    state.getters.remove(id);
+                    // Back from a wake-up, which may leave a parked getter wanting one: adds
+                    // buffered since the application above are this getter's to apply
+                    // (`pending.rs`, rule 2).
+                    queue.apply_after_wanted(&mut state, &mut wakeups);
+                }
+                if journey::enabled() {
+                    // Under the lock, so that it comes before any later add of the item.
+                    journey::get(&queue.shared.name, &item, hash, state.waiting_len());
+                }
+                // Items remain: the next parked getter is woken (unless a wake-up is already on
+                // its way), so that the wake-ups chain while there is work.
+                if !state.line.is_empty() {
+                    wakeups.extend(state.getters.pop());
+                }
+                drop(state);
+                wake_all(wakeups);
+                return Poll::Ready(Some(Processing {
+                    queue,
+                    hash,
+                    priority,
+                    item: Some(item),
+                }));
             }
-            if journey::enabled() {
-                // Under the lock, so that it comes before any later add of the item.
-                journey::get(&queue.shared.name, &item, hash, state.waiting_len());
+            if state.shutting_down {
+                if let Some(id) = self.waiter.take() {
+                    state.getters.remove(id);
+                }
+                drop(state);
+                wake_all(wakeups);
+                return Poll::Ready(None);
             }
-            // Items remain: the next parked getter is woken (unless a wake-up is already on
-            // its way), so that the wake-ups chain while there is work.
-            let next = if state.line.is_empty() {
-                None
-            } else {
-                state.getters.pop()
-            };
+            state.getters.register(&mut self.waiter, cx.waker());
+            // Parked: an add buffered since the application above either is seen here or saw
+            // this getter wanting a wake-up (`pending.rs`, rule 2).
+            if queue.apply_after_wanted(&mut state, &mut wakeups) {
+                continue;
+            }
             drop(state);
-            if let Some(next) = next {
-                next.wake();
-            }
-            return Poll::Ready(Some(Processing {
-                queue,
-                hash,
-                priority,
-                item: Some(item),
-            }));
+            wake_all(wakeups);
+            return Poll::Pending;
         }
-        if state.shutting_down {
-            if let Some(id) = self.waiter.take() {
-                state.getters.remove(id);
-            }
-            return Poll::Ready(None);
-        }
-        state.getters.register(&mut self.waiter, cx.waker());
-        Poll::Pending
     }
 }
 
 impl<T: QueueItem> Drop for Get<'_, T> {
     fn drop(&mut self) {
         let Some(id) = self.waiter else { return };
-        let wakeup = {
+        let mut wakeups = Wakeups::new();
+        {
             let mut state = self.queue.shared.state.lock();
             let was_woken = !state.getters.remove(id);
+            // Adds buffered while this getter was on its way, or that saw it parked, are its to
+            // apply (`pending.rs`, rules 2 and 3).
+            self.queue.apply_after_wanted(&mut state, &mut wakeups);
             // A wake-up meant for this getter must not be lost with it.
             if was_woken && !state.line.is_empty() {
-                state.getters.pop()
-            } else {
-                None
+                wakeups.extend(state.getters.pop());
             }
-        };
-        if let Some(waker) = wakeup {
-            waker.wake();
         }
+        wake_all(wakeups);
     }
 }
 
