@@ -101,9 +101,6 @@ impl<T> Pending<T> {
     /// capacity in return, so that neither side allocates in the steady state).
     pub(crate) fn take(&self, batch: &mut Vec<(u64, T)>) {
         debug_assert!(batch.is_empty(), "a batch left unapplied");
-        if self.is_empty() {
-            return;
-        }
         let mut adds = self.adds.lock();
         std::mem::swap(&mut *adds, batch);
         self.filled.store(false, Ordering::Relaxed);

@@ -254,7 +254,7 @@ impl<T: QueueItem> State<T> {
         hasher: &ItemHasher,
         wakeups: &mut Wakeups,
     ) {
-        if self.shutting_down {
+        if self.shutting_down || pending.is_empty() {
             return;
         }
         let mut batch = std::mem::take(&mut self.batch);

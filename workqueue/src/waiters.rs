@@ -120,9 +120,8 @@ impl Waiters {
     /// Unparks every waiter.
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = Waker> + '_ {
         self.woken += self.list.len();
-        if let Some(wanted) = &self.wanted {
-            wanted.store(false, Ordering::Relaxed);
-        }
+        // Every parked waiter now counts as woken, so `wanted` goes false.
+        self.mirror();
         self.list.drain(..).map(|(_, waker)| waker)
     }
 }
