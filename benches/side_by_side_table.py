@@ -9,7 +9,9 @@ Fields that the harnesses name differently are read under one name: I1's sync CP
 process `client_cpu_updates_with_writers_s` and `cpu_b_s`, the events per second the handler
 sees with the writers in the process `events_per_s_with_writers` and `events_per_s` (the peers'
 writers are always in the process; clientgo-rs's first round has them in its helper), its
-peak RSS with the writers `peak_rss_with_writers_kb` and `peak_rss_kb`.
+peak RSS with the writers `peak_rss_with_writers_kb` and `peak_rss_kb`. D1's `first_sys_ms`
+(the first decode's kernel time: its new pages) and `clone_mb_per_s` (the typed list cloned
+onto fresh pages: the ceiling of any reader building those objects) are clientgo-rs's alone.
 
     side_by_side_table.py FILE.jsonl
 """
@@ -28,7 +30,8 @@ FIELDS = {
            ("bytes_per_object", ["bytes_per_object", "bytes_per_obj_rss"]),
            ("by_index_mean_us", ["by_index_mean_us"]), ("list_ms", ["list_ms"])],
     "D1": [("mb_per_s", ["mb_per_s"]), ("objects_per_s", ["objects_per_s"]),
-           ("peak_rss_kb", ["peak_rss_kb"])],
+           ("peak_rss_kb", ["peak_rss_kb"]), ("first_sys_ms", ["first_sys_ms"]),
+           ("clone_mb_per_s", ["clone_mb_per_s"])],
     "I1": [("synced_s", ["synced_s", "init_done_s"]),
            ("sync_cpu_s", ["client_cpu_sync_s", "cpu_a_s"]),
            ("update_cpu_with_writers_s", ["client_cpu_updates_with_writers_s", "cpu_b_s"]),

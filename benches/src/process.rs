@@ -38,6 +38,9 @@ pub struct Usage {
     /// Context switches: a thread gave up the CPU (to wait for I/O, a lock, a timer) or was
     /// preempted. Each wake-up of an idle runtime thread is one of the first kind.
     pub context_switches: u64,
+    /// Minor page faults: pages the kernel had to map (and zero) at their first touch, as
+    /// a heap that grows meets them.
+    pub minor_faults: u64,
 }
 
 impl Usage {
@@ -56,6 +59,7 @@ impl std::ops::Sub for Usage {
             context_switches: self
                 .context_switches
                 .saturating_sub(earlier.context_switches),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
         }
     }
 }
@@ -79,8 +83,11 @@ fn usage_impl() -> Usage {
     struct RUsage {
         utime: TimeVal,
         stime: TimeVal,
-        /// maxrss to nsignals (12 fields), then nvcsw and nivcsw.
-        rest: [i64; 12],
+        /// maxrss, ixrss, idrss, isrss.
+        sizes: [i64; 4],
+        minflt: i64,
+        /// majflt to nsignals (7 fields), then nvcsw and nivcsw.
+        rest: [i64; 7],
         nvcsw: i64,
         nivcsw: i64,
     }
@@ -98,6 +105,7 @@ fn usage_impl() -> Usage {
         user_s: seconds(&usage.utime),
         system_s: seconds(&usage.stime),
         context_switches: u64::try_from(usage.nvcsw.saturating_add(usage.nivcsw)).unwrap_or(0),
+        minor_faults: u64::try_from(usage.minflt).unwrap_or(0),
     }
 }
 
@@ -138,6 +146,11 @@ mod tests {
             let before = super::usage();
             std::thread::sleep(std::time::Duration::from_millis(1));
             assert!(super::usage().context_switches > before.context_switches);
+            // Touching fresh pages faults them in: 64 MiB is 16,384 pages of 4 KiB.
+            let before = super::usage();
+            let pages = vec![1u8; 64 << 20];
+            std::hint::black_box(&pages);
+            assert!((super::usage() - before).minor_faults >= 4_096);
         }
     }
 }
