@@ -82,16 +82,12 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (out, start.elapsed())
 }
 
-/// Figures computed on the first decoded list while it is alive, after the peak RSS of the
-/// decode was read.
-type FirstExtra<'a, T> = &'a dyn Fn(&ObjectList<T>, usize) -> Vec<(&'static str, Value)>;
-
 /// D1 for one form: decode `D1_ROUNDS` times, report the first decode and the median of the
 /// others (see the module documentation), memory, `first_extra` figures computed on the
 /// first list while it is alive, and `extra` figures computed on a list decoded last.
 fn d1_with<T>(
     decode: impl Fn(&[u8]) -> ObjectList<T>,
-    first_extra: Option<FirstExtra<'_, T>>,
+    first_extra: impl FnOnce(&ObjectList<T>, usize) -> Vec<(&'static str, Value)>,
     extra: impl FnOnce(&ObjectList<T>, usize) -> Vec<(&'static str, Value)>,
     form: &str,
 ) -> Value {
@@ -105,7 +101,7 @@ fn d1_with<T>(
     assert_eq!(pods, D1_PODS, "the PodList has {D1_PODS} pods");
     // The peak of the decode alone, before a clone or the typed views add theirs.
     let peak = process::peak_rss_kib().unwrap_or(0);
-    let first_extras = first_extra.map_or_else(Vec::new, |f| f(&list, input.len()));
+    let first_extras = first_extra(&list, input.len());
     drop(list);
     let mut warm = Vec::new();
     for _ in 1..D1_ROUNDS {
@@ -139,7 +135,7 @@ fn d1_with<T>(
 pub fn d1() -> Value {
     let mut figures = d1_with(
         decode_lean,
-        None,
+        |_, _| Vec::new(),
         |list, input| {
             let (views, view_time) = timed(|| {
                 list.items
@@ -175,7 +171,7 @@ pub fn d1() -> Value {
 pub fn d1_typed() -> Value {
     d1_with(
         decode_typed,
-        Some(&|list: &ObjectList<Pod>, input| {
+        |list, input| {
             let usage = process::usage();
             let (copy, time) = timed(|| list.items.clone());
             let usage = process::usage() - usage;
@@ -186,7 +182,7 @@ pub fn d1_typed() -> Value {
                 ("clone_sys_ms", json!(usage.system_s * 1e3)),
                 ("clone_minor_faults", json!(usage.minor_faults)),
             ]
-        }),
+        },
         |_, _| Vec::new(),
         "k8s-openapi Pod",
     )
