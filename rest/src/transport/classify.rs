@@ -1,4 +1,4 @@
-//! Turning what hyper, hyper-util, rustls and the OS report into a typed
+//! Turning what hyper, h2, rustls and the OS report into a typed
 //! [`TransportError`], with a hint where one helps (an unknown CA, a name mismatch).
 //!
 //! The classification walks the error's sources: a [`ConnectError`] says which connect stage
@@ -10,17 +10,16 @@
 use http::Method;
 
 use super::connector::{ConnectError, ConnectStage};
+use super::http1::Http1Error;
 use super::http2::Http2Error;
 use crate::error::{BoxError, TransportError, TransportErrorKind};
 
-/// Classifies an error from hyper-util's client for the request `method url`.
-pub(crate) fn classify(
-    error: hyper_util::client::legacy::Error,
-    method: &Method,
-    url: &str,
-) -> TransportError {
-    let is_connect = error.is_connect();
-    classify_boxed(Box::new(error), is_connect, method, url)
+/// Classifies an error of the HTTP/1.1 path for the request `method url`.
+pub(crate) fn classify_http1(error: Http1Error, method: &Method, url: &str) -> TransportError {
+    match error {
+        Http1Error::Connect(error) => classify_boxed(error, true, method, url),
+        Http1Error::Request(error) => classify_boxed(Box::new(error), false, method, url),
+    }
 }
 
 /// Classifies an error of the HTTP/2 path for the request `method url`.

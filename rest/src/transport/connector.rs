@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::rt::{Read, ReadBufCursor, Write};
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioIo;
 use parking_lot::Mutex;
 use rustls::pki_types::ServerName;
@@ -174,19 +174,12 @@ pub(crate) enum Stream {
     Tls(Box<TokioIo<TlsStream<TcpStream>>>),
 }
 
-impl Connection for Stream {
-    fn connected(&self) -> Connected {
+impl Stream {
+    /// Whether ALPN chose HTTP/2 for this connection.
+    pub(crate) fn is_http2(&self) -> bool {
         match self {
-            Stream::Plain(tcp) => tcp.inner().connected(),
-            Stream::Tls(tls) => {
-                let (tcp, session) = tls.inner().get_ref();
-                let connected = tcp.connected();
-                if session.alpn_protocol() == Some(b"h2".as_slice()) {
-                    connected.negotiated_h2()
-                } else {
-                    connected
-                }
-            }
+            Stream::Plain(_) => false,
+            Stream::Tls(tls) => tls.inner().get_ref().1.alpn_protocol() == Some(b"h2".as_slice()),
         }
     }
 }

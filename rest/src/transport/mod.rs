@@ -1,5 +1,5 @@
-//! The HTTP transport to the API server, built by hand on h2 (HTTP/2), hyper 1 and hyper-util's
-//! pooling client (HTTP/1.1) and rustls: client-go's `transport` package and the net/http
+//! The HTTP transport to the API server, built by hand on h2 (HTTP/2), hyper 1's connections
+//! (HTTP/1.1) and rustls: client-go's `transport` package and the net/http
 //! `Transport` it configures (`transport/transport.go`, `transport/cache.go`,
 //! `transport/round_trippers.go`, `apimachinery/pkg/util/net/http.go`).
 //!
@@ -21,7 +21,8 @@
 //! request (hyper's HTTP/2 client sends the body from a task of its own once the stream is
 //! open, in a second write: about 15 us more client CPU per small write, measured by I1 in
 //! benches/README.md). HTTP/1.1 (plain `http`, [`Config::disable_http2`], or a server that
-//! does not choose `h2`) uses hyper-util's pooling client. HTTP/2 stays the default, as in
+//! does not choose `h2`) goes through the `http1` module's pool of hyper connections, which
+//! spawns nothing per request either. HTTP/2 stays the default, as in
 //! client-go: one connection carries every watch and request of a client, where HTTP/1.1
 //! needs a connection per watch and per concurrent request.
 //!
@@ -51,6 +52,7 @@
 mod auth;
 mod classify;
 mod connector;
+mod http1;
 mod http2;
 pub mod tls;
 
@@ -58,15 +60,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 pub use connector::{CONNECT_TIMEOUT, TCP_KEEPALIVE, TLS_HANDSHAKE_TIMEOUT};
 
 use crate::body::Body;
 use crate::config::{Auth, Config, ExecCredential, TlsConfig};
-use crate::error::{BoxError, Error};
+use crate::error::Error;
 use crate::http_client::{BoxFuture, HttpClient};
 use auth::Authenticator;
 use connector::{Connector, TlsSettings};
@@ -92,8 +91,6 @@ pub const HTTP2_STREAM_WINDOW: u32 = 4 << 20;
 /// one slow stream does not hold back the others on the connection.
 pub const HTTP2_CONNECTION_WINDOW: u32 = 1 << 30;
 
-type HyperClient = Client<Connector, Full<Bytes>>;
-
 /// The transport built from a [`Config`]. See the module documentation.
 pub struct Transport {
     authenticator: Authenticator,
@@ -109,7 +106,7 @@ struct Pool {
     /// The HTTP/2 connection, for `https` with HTTP/2 enabled (see the `http2` module).
     http2: Option<http2::Http2>,
     /// HTTP/1.1: `http`, HTTP/2 disabled, or a server that does not choose `h2`.
-    client: HyperClient,
+    http1: http1::Http1,
     exec_cert: Option<Vec<u8>>,
 }
 
@@ -209,15 +206,14 @@ impl Transport {
                 }
             }
         }
-        let request = request.map(Full::new);
         let response = pool
-            .client
-            .request(request)
+            .http1
+            .send(request)
             .await
-            .map_err(|e| Error::from(classify::classify(e, &method, &uri.to_string())))?;
+            .map_err(|e| Error::from(classify::classify_http1(e, &method, &uri.to_string())))?;
         self.authenticator
             .on_response(response.status(), used.as_ref());
-        Ok(response.map(|body| body.map_err(BoxError::from).boxed()))
+        Ok(response)
     }
 }
 
@@ -276,20 +272,9 @@ fn build_pool(
     // HTTP/2 only over TLS, where ALPN can agree on it (as net/http: no h2c).
     let shared = (tls_set && http2.enabled)
         .then(|| http2::Http2::new(connector.clone(), http2.ping_after, http2.ping_timeout));
-    let client = Client::builder(TokioExecutor::new())
-        .timer(TokioTimer::new())
-        .pool_timer(TokioTimer::new())
-        .pool_max_idle_per_host(MAX_IDLE_PER_HOST)
-        .pool_idle_timeout(IDLE_TIMEOUT)
-        .http2_keep_alive_interval(http2.ping_after)
-        .http2_keep_alive_timeout(http2.ping_timeout)
-        .http2_keep_alive_while_idle(true)
-        .http2_initial_stream_window_size(HTTP2_STREAM_WINDOW)
-        .http2_initial_connection_window_size(HTTP2_CONNECTION_WINDOW)
-        .build(connector);
     Ok(Pool {
         http2: shared,
-        client,
+        http1: http1::Http1::new(connector),
         exec_cert: identity.map(|(cert, _)| cert.to_vec()),
     })
 }
