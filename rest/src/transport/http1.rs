@@ -115,10 +115,17 @@ impl Http1 {
                 ));
             }
         };
-        // HTTP/1.1 names the server in `Host` and the target in origin form (`/path?query`).
+        // HTTP/1.1 names the server in `Host` (its host and port, never a URL's user info)
+        // and the target in origin form (`/path?query`).
         let absolute = std::mem::take(&mut parts.uri);
         if !parts.headers.contains_key(http::header::HOST) {
-            let host = http::HeaderValue::from_str(key.authority.as_str())
+            let host_port = key
+                .authority
+                .as_str()
+                .rsplit('@')
+                .next()
+                .unwrap_or_default();
+            let host = http::HeaderValue::from_str(host_port)
                 .map_err(|e| Http1Error::Connect(Box::new(e)))?;
             parts.headers.insert(http::header::HOST, host);
         }

@@ -103,32 +103,53 @@ async fn requests_one_after_another_reuse_one_connection() {
     assert_eq!(idle(&pool), 1);
 }
 
+/// The head of the one request a server on `listener` reads, which it answers with an empty 200.
+async fn read_one_head(listener: TcpListener) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let (mut tcp, _) = listener.accept().await.unwrap();
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tcp.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the request's head arrives");
+        head.extend_from_slice(&buf[..n]);
+    }
+    tcp.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+        .await
+        .unwrap();
+    String::from_utf8(head).unwrap().to_ascii_lowercase()
+}
+
+#[tokio::test]
+async fn the_host_header_never_carries_the_urls_user_info() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let reader = tokio::spawn(read_one_head(listener));
+    let pool = Http1::new(Connector::new(None));
+    let request = http::Request::get(format!("http://someone:secret@{addr}/api"))
+        .body(Bytes::new())
+        .unwrap();
+    assert_eq!(
+        pool.send(request).await.unwrap().status(),
+        http::StatusCode::OK
+    );
+    let head = reader.await.unwrap();
+    assert!(head.contains(&format!("\r\nhost: {addr}\r\n")), "{head}");
+    assert!(!head.contains("secret"), "{head}");
+}
+
 #[tokio::test]
 async fn the_request_line_is_in_origin_form_with_a_host_header() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let reader = tokio::spawn(async move {
-        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let (mut tcp, _) = listener.accept().await.unwrap();
-        let mut head = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = tcp.read(&mut buf).await.unwrap();
-            assert!(n > 0, "the request's head arrives");
-            head.extend_from_slice(&buf[..n]);
-        }
-        tcp.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
-            .await
-            .unwrap();
-        String::from_utf8(head).unwrap()
-    });
+    let reader = tokio::spawn(read_one_head(listener));
     let pool = Http1::new(Connector::new(None));
     let response = pool
         .send(request(addr, "/api/v1/pods?limit=1"))
         .await
         .unwrap();
     assert_eq!(response.status(), http::StatusCode::OK);
-    let head = reader.await.unwrap().to_ascii_lowercase();
+    let head = reader.await.unwrap();
     assert!(
         head.starts_with("get /api/v1/pods?limit=1 http/1.1\r\n"),
         "{head}"
