@@ -15,8 +15,8 @@
 //! [`SendRequest::ready`], which waits for it (or fails, and the next one is tried).
 //!
 //! A request sent on a reused connection that the server had closed meanwhile comes back
-//! from hyper unsent; it is then sent once more on a new connection, as net/http retries a
-//! request the connection never took.
+//! from hyper unsent; it then goes to the next idle connection, or a new one, as net/http
+//! retries a request the connection never took.
 //!
 //! Invariant, kept by [`Http1::send`] and [`PooledBody`]: each connection's [`SendRequest`]
 //! is held by exactly one of the idle list, one request on its way, or the body of that
