@@ -10,23 +10,26 @@
 use http::Method;
 
 use super::connector::{ConnectError, ConnectStage};
-use super::http1::Http1Error;
-use super::http2::Http2Error;
 use crate::error::{BoxError, TransportError, TransportErrorKind};
 
-/// Classifies an error of the HTTP/1.1 path for the request `method url`.
-pub(crate) fn classify_http1(error: Http1Error, method: &Method, url: &str) -> TransportError {
-    match error {
-        Http1Error::Connect(error) => classify_boxed(error, true, method, url),
-        Http1Error::Request(error) => classify_boxed(Box::new(error), false, method, url),
-    }
+/// A failure of the HTTP/1.1 or HTTP/2 path, before or after the request was handed to a
+/// connection; `E` is the protocol's error (hyper's or h2's).
+#[derive(Debug)]
+pub(crate) enum SendError<E> {
+    /// Connecting failed (the connector's error, or the protocol handshake's).
+    Connect(BoxError),
+    /// The request failed on its connection.
+    Request(E),
 }
 
-/// Classifies an error of the HTTP/2 path for the request `method url`.
-pub(crate) fn classify_http2(error: Http2Error, method: &Method, url: &str) -> TransportError {
+/// Classifies an error of either path for the request `method url`.
+pub(crate) fn classify<E>(error: SendError<E>, method: &Method, url: &str) -> TransportError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
     match error {
-        Http2Error::Connect(error) => classify_boxed(error, true, method, url),
-        Http2Error::Request(error) => classify_boxed(Box::new(error), false, method, url),
+        SendError::Connect(error) => classify_boxed(error, true, method, url),
+        SendError::Request(error) => classify_boxed(Box::new(error), false, method, url),
     }
 }
 

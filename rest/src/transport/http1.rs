@@ -39,6 +39,7 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use tower_service::Service as _;
 
+use super::classify::SendError;
 use super::connector::Connector;
 use super::{IDLE_TIMEOUT, MAX_IDLE_PER_HOST};
 use crate::body::Body;
@@ -47,13 +48,7 @@ use crate::error::BoxError;
 type Sender = SendRequest<Full<Bytes>>;
 
 /// A failure of the HTTP/1.1 path.
-#[derive(Debug)]
-pub(crate) enum Http1Error {
-    /// Connecting failed (the connector's error, or the HTTP/1.1 handshake's).
-    Connect(BoxError),
-    /// The request failed on its connection.
-    Request(hyper::Error),
-}
+pub(crate) type Http1Error = SendError<hyper::Error>;
 
 /// The server a connection goes to.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -79,7 +74,13 @@ struct IdleList {
 /// The HTTP/1.1 connections of one transport pool. See the module documentation.
 pub(crate) struct Http1 {
     connector: Connector,
-    idle: Arc<Mutex<IdleList>>,
+    shared: Arc<Shared>,
+}
+
+/// What the pool shares with its responses' bodies and its reaper: the idle list and its
+/// limits.
+struct Shared {
+    idle: Mutex<IdleList>,
     max_idle: usize,
     idle_timeout: Duration,
 }
@@ -92,9 +93,11 @@ impl Http1 {
     fn with_limits(connector: Connector, max_idle: usize, idle_timeout: Duration) -> Self {
         Http1 {
             connector,
-            idle: Arc::default(),
-            max_idle,
-            idle_timeout,
+            shared: Arc::new(Shared {
+                idle: Mutex::default(),
+                max_idle,
+                idle_timeout,
+            }),
         }
     }
 
@@ -159,9 +162,9 @@ impl Http1 {
     /// The most recently used idle connection to `key` that is still open; expired and
     /// closed ones met on the way are dropped (closing them).
     fn checkout(&self, key: &Key) -> Option<Sender> {
-        let mut idle = self.idle.lock();
+        let mut idle = self.shared.idle.lock();
         let now = Instant::now();
-        let timeout = self.idle_timeout;
+        let timeout = self.shared.idle_timeout;
         idle.conns
             .retain(|c| !c.send.is_closed() && now.duration_since(c.since) < timeout);
         let at = idle.conns.iter().rposition(|c| c.key == *key)?;
@@ -201,9 +204,7 @@ impl Http1 {
         send: Sender,
     ) -> http::Response<Body> {
         let home = Home {
-            idle: Arc::downgrade(&self.idle),
-            max_idle: self.max_idle,
-            idle_timeout: self.idle_timeout,
+            pool: Arc::downgrade(&self.shared),
             key,
         };
         response.map(|body| {
@@ -222,9 +223,7 @@ impl Http1 {
 
 /// Where a connection goes back to: its pool's idle list, if the pool still exists.
 struct Home {
-    idle: Weak<Mutex<IdleList>>,
-    max_idle: usize,
-    idle_timeout: Duration,
+    pool: Weak<Shared>,
     key: Key,
 }
 
@@ -232,11 +231,11 @@ impl Home {
     /// Puts `send` on the idle list, unless the pool is gone or has enough idle connections
     /// to this server already (then it is dropped, closing the connection).
     fn put(self, send: Sender) {
-        let Some(idle) = self.idle.upgrade() else {
+        let Some(pool) = self.pool.upgrade() else {
             return;
         };
-        let mut list = idle.lock();
-        if list.conns.iter().filter(|c| c.key == self.key).count() >= self.max_idle {
+        let mut list = pool.idle.lock();
+        if list.conns.iter().filter(|c| c.key == self.key).count() >= pool.max_idle {
             return;
         }
         list.conns.push(Idle {
@@ -248,21 +247,23 @@ impl Home {
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             list.reaping = true;
-            runtime.spawn(reap(Arc::downgrade(&idle), self.idle_timeout));
+            runtime.spawn(reap(Arc::downgrade(&pool)));
         }
     }
 }
 
-/// Closes idle connections as they pass `timeout`, until none is idle or the pool is gone.
-async fn reap(idle: Weak<Mutex<IdleList>>, timeout: Duration) {
+/// Closes idle connections as they pass the pool's idle timeout, until none is idle or the
+/// pool is gone.
+async fn reap(pool: Weak<Shared>) {
     loop {
-        let oldest = {
-            let Some(idle) = idle.upgrade() else { return };
-            let mut list = idle.lock();
+        let (oldest, timeout) = {
+            let Some(pool) = pool.upgrade() else { return };
+            let timeout = pool.idle_timeout;
+            let mut list = pool.idle.lock();
             let now = Instant::now();
             list.conns.retain(|c| now.duration_since(c.since) < timeout);
             match list.conns.iter().map(|c| c.since).min() {
-                Some(oldest) => oldest,
+                Some(oldest) => (oldest, timeout),
                 None => {
                     list.reaping = false;
                     return;

@@ -87,7 +87,7 @@ async fn until(what: impl Fn() -> bool) {
 }
 
 fn idle(pool: &Http1) -> usize {
-    pool.idle.lock().conns.len()
+    pool.shared.idle.lock().conns.len()
 }
 
 #[tokio::test]
@@ -103,53 +103,43 @@ async fn requests_one_after_another_reuse_one_connection() {
     assert_eq!(idle(&pool), 1);
 }
 
-/// The head of the one request a server on `listener` reads, which it answers with an empty 200.
-async fn read_one_head(listener: TcpListener) -> String {
+/// Sends a GET of `url(address)` to a server that reads one request and answers it with an
+/// empty 200; the server's address, and the request's head as it arrived (lowercase).
+async fn head_sent_for(url: impl FnOnce(SocketAddr) -> String) -> (SocketAddr, String) {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let (mut tcp, _) = listener.accept().await.unwrap();
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = tcp.read(&mut buf).await.unwrap();
-        assert!(n > 0, "the request's head arrives");
-        head.extend_from_slice(&buf[..n]);
-    }
-    tcp.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
-        .await
-        .unwrap();
-    String::from_utf8(head).unwrap().to_ascii_lowercase()
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let reader = tokio::spawn(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = tcp.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the request's head arrives");
+            head.extend_from_slice(&buf[..n]);
+        }
+        tcp.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+            .await
+            .unwrap();
+        String::from_utf8(head).unwrap().to_ascii_lowercase()
+    });
+    let pool = Http1::new(Connector::new(None));
+    let request = http::Request::get(url(addr)).body(Bytes::new()).unwrap();
+    let response = pool.send(request).await.unwrap();
+    assert_eq!(response.status(), http::StatusCode::OK);
+    (addr, reader.await.unwrap())
 }
 
 #[tokio::test]
 async fn the_host_header_never_carries_the_urls_user_info() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let reader = tokio::spawn(read_one_head(listener));
-    let pool = Http1::new(Connector::new(None));
-    let request = http::Request::get(format!("http://someone:secret@{addr}/api"))
-        .body(Bytes::new())
-        .unwrap();
-    assert_eq!(
-        pool.send(request).await.unwrap().status(),
-        http::StatusCode::OK
-    );
-    let head = reader.await.unwrap();
+    let (addr, head) = head_sent_for(|addr| format!("http://someone:secret@{addr}/api")).await;
     assert!(head.contains(&format!("\r\nhost: {addr}\r\n")), "{head}");
     assert!(!head.contains("secret"), "{head}");
 }
 
 #[tokio::test]
 async fn the_request_line_is_in_origin_form_with_a_host_header() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let reader = tokio::spawn(read_one_head(listener));
-    let pool = Http1::new(Connector::new(None));
-    let response = pool
-        .send(request(addr, "/api/v1/pods?limit=1"))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), http::StatusCode::OK);
-    let head = reader.await.unwrap();
+    let (addr, head) = head_sent_for(|addr| format!("http://{addr}/api/v1/pods?limit=1")).await;
     assert!(
         head.starts_with("get /api/v1/pods?limit=1 http/1.1\r\n"),
         "{head}"
@@ -214,7 +204,15 @@ async fn a_connection_the_server_closed_while_idle_is_replaced() {
         assert_eq!(get(&pool, addr, "/").await, "ok");
         assert_eq!(accepted.load(Ordering::SeqCst), round);
         // Once hyper has read the close, the idle connection is seen closed.
-        until(|| pool.idle.lock().conns.iter().all(|c| c.send.is_closed())).await;
+        until(|| {
+            pool.shared
+                .idle
+                .lock()
+                .conns
+                .iter()
+                .all(|c| c.send.is_closed())
+        })
+        .await;
     }
 }
 
@@ -224,23 +222,23 @@ async fn idle_connections_close_after_the_idle_timeout() {
     let pool = Http1::new(Connector::new(None));
     assert_eq!(get(&pool, addr, "/").await, "ok");
     assert_eq!(idle(&pool), 1);
-    assert!(pool.idle.lock().reaping);
+    assert!(pool.shared.idle.lock().reaping);
     tokio::time::advance(IDLE_TIMEOUT - Duration::from_secs(1)).await;
     assert_eq!(idle(&pool), 1, "not yet expired");
     tokio::time::advance(Duration::from_secs(2)).await;
     // The reaper closed it and stopped, having nothing left to watch.
     for _ in 0..100 {
-        if idle(&pool) == 0 && !pool.idle.lock().reaping {
+        if idle(&pool) == 0 && !pool.shared.idle.lock().reaping {
             break;
         }
         tokio::task::yield_now().await;
     }
     assert_eq!(idle(&pool), 0);
-    assert!(!pool.idle.lock().reaping);
+    assert!(!pool.shared.idle.lock().reaping);
     assert_eq!(get(&pool, addr, "/").await, "ok");
     assert_eq!(counts.accepted.load(Ordering::SeqCst), 2);
     assert!(
-        pool.idle.lock().reaping,
+        pool.shared.idle.lock().reaping,
         "a new reaper watches the new idle connection"
     );
 }

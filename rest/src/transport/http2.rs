@@ -46,6 +46,7 @@ use http_body_util::BodyExt as _;
 use parking_lot::Mutex;
 use tower_service::Service as _;
 
+use super::classify::SendError;
 use super::connector::{Connector, Stream};
 use super::{HTTP2_CONNECTION_WINDOW, HTTP2_STREAM_WINDOW};
 use crate::body::Body;
@@ -59,14 +60,8 @@ enum Route {
     Http1,
 }
 
-/// A failure of the HTTP/2 path, before or after the request was handed to the connection.
-#[derive(Debug)]
-pub(crate) enum Http2Error {
-    /// Connecting failed (the connector's error, or the HTTP/2 handshake's).
-    Connect(BoxError),
-    /// The request failed on the connection.
-    Request(h2::Error),
-}
+/// A failure of the HTTP/2 path.
+pub(crate) type Http2Error = SendError<h2::Error>;
 
 /// The HTTP/2 connection of one pool. See the module documentation.
 pub(crate) struct Http2 {
@@ -148,10 +143,9 @@ impl Http2 {
             .call(uri.clone())
             .await
             .map_err(Http2Error::Connect)?;
+        let chose_h2 = stream.is_http2();
         let tls = match stream {
-            Stream::Tls(tls) if tls.inner().get_ref().1.alpn_protocol() == Some(b"h2") => {
-                tls.into_inner()
-            }
+            Stream::Tls(tls) if chose_h2 => tls.into_inner(),
             http1 => {
                 tracing::debug!("the server chose HTTP/1.1: requests go to the HTTP/1.1 pool");
                 // The HTTP/1.1 pool's next connect takes this connection rather than dialing.

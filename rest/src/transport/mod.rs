@@ -202,7 +202,7 @@ impl Transport {
                 }
                 Ok(Err(http1)) => request = http1,
                 Err(error) => {
-                    return Err(classify::classify_http2(error, &method, &uri.to_string()).into());
+                    return Err(classify::classify(error, &method, &uri.to_string()).into());
                 }
             }
         }
@@ -210,7 +210,7 @@ impl Transport {
             .http1
             .send(request)
             .await
-            .map_err(|e| Error::from(classify::classify_http1(e, &method, &uri.to_string())))?;
+            .map_err(|e| Error::from(classify::classify(e, &method, &uri.to_string())))?;
         self.authenticator
             .on_response(response.status(), used.as_ref());
         Ok(response)
